@@ -1,0 +1,35 @@
+"""digest: research-paper listings in, a weekly Markdown newsletter out.
+
+The stages are small modules with typed interfaces (see ``digest.pipeline`` for
+the recipe); the names below are the public library API.
+"""
+
+from .chunk import Budget, plan_batches
+from .dedup import DedupResult, deduplicate
+from .errors import (
+    ConfigError,
+    DigestError,
+    LLMError,
+    LLMUnavailable,
+    SourceError,
+    StateError,
+    TemplateError,
+)
+from .ingest import IngestResult, load_sources
+from .llm import BACKENDS, ChatBackend, ChatRequest, Completion, register_backend
+from .models import Batch, Issue, Paper, Record, Sighting, Theme, ThemeSummary
+from .pipeline import Built, Options, build_issue, write_issue
+from .render import Renderer, escape_markdown
+from .state import Store
+from .themes import group_papers
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKENDS", "Batch", "Budget", "Built", "ChatBackend", "ChatRequest", "Completion",
+    "ConfigError", "DedupResult", "DigestError", "IngestResult", "Issue", "LLMError",
+    "LLMUnavailable", "Options", "Paper", "Record", "Renderer", "Sighting", "SourceError",
+    "StateError", "Store", "TemplateError", "Theme", "ThemeSummary", "build_issue",
+    "deduplicate", "escape_markdown", "group_papers", "load_sources", "plan_batches",
+    "register_backend", "write_issue",
+]

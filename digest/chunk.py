@@ -1,0 +1,73 @@
+"""Chunk: cut each theme's papers into batches that fit one LLM call.
+
+A batch is bounded twice: its papers' prompt tokens fit the input budget, and the
+answer (one gist per paper plus a summary) fits the model's output limit.
+Papers keep their theme order; batches of a theme are balanced in size so that
+the last one is not a lonely straggler.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .models import Batch, Paper, Theme
+
+# What one gist and one summary cost in output tokens (measured: ~35 and ~160; padded).
+GIST_OUTPUT_TOKENS = 60
+SUMMARY_OUTPUT_TOKENS = 300
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Token limits of one call: the model's window and output limit, and our own cap."""
+
+    context_window: int = 16_384
+    max_output_tokens: int = 2_048
+    batch_input_tokens: int = 8_000
+    prompt_overhead: int = 300  # the instructions around the papers
+
+    @property
+    def input_tokens(self) -> int:
+        room = self.context_window - self.max_output_tokens - self.prompt_overhead
+        return max(1, min(self.batch_input_tokens, room))
+
+    @property
+    def papers_per_answer(self) -> int:
+        return max(1, (self.max_output_tokens - SUMMARY_OUTPUT_TOKENS) // GIST_OUTPUT_TOKENS)
+
+
+def plan_batches(themes: Sequence[Theme], papers: Mapping[str, Paper],
+                 paper_tokens: Callable[[Paper], int], budget: Budget) -> list[Batch]:
+    """Batches for every theme, in theme order."""
+    batches: list[Batch] = []
+    for theme_index, theme in enumerate(themes):
+        costs = [(pid, paper_tokens(papers[pid])) for pid in theme.paper_ids]
+        for index, group in enumerate(_split(costs, budget)):
+            batches.append(Batch(theme_index, index, tuple(pid for pid, _ in group),
+                                 sum(tokens for _, tokens in group)))
+    return batches
+
+
+def _split(costs: list[tuple[str, int]], budget: Budget) -> list[list[tuple[str, int]]]:
+    """Greedy packing towards an even target size; a paper too big for any batch goes alone."""
+    if not costs:
+        return []
+    total = sum(tokens for _, tokens in costs)
+    n_batches = max(math.ceil(total / budget.input_tokens),
+                    math.ceil(len(costs) / budget.papers_per_answer))
+    target = min(budget.input_tokens, math.ceil(total / n_batches))
+    per_batch = math.ceil(len(costs) / n_batches)
+    groups: list[list[tuple[str, int]]] = [[]]
+    used = 0
+    for pid, tokens in costs:
+        current = groups[-1]
+        full = used + tokens > budget.input_tokens or len(current) >= budget.papers_per_answer
+        reached_target = used >= target or len(current) >= per_batch
+        if current and (full or reached_target):
+            groups.append([])
+            used = 0
+        groups[-1].append((pid, tokens))
+        used += tokens
+    return groups

@@ -1,0 +1,193 @@
+"""The command line: a thin layer over ``digest.pipeline``.
+
+Each command parses options, calls the library, and turns a ``DigestError`` into
+a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
+75 temporary failure). ``DIGEST_RAISE_ERRORS=1`` shows the full traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import __version__
+from .chunk import Budget
+from .config import digest_home, load_config, resolve
+from .errors import EX_ERROR, DigestError
+from .llm import make_backend, settings_from_env
+from .pipeline import Options, build_issue, write_issue
+from .report import RunReport, write_report
+from .state import Store
+from .weeks import current_week, parse_week
+
+app = typer.Typer(
+    help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+# Options shared by newsletter and summarize.
+Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
+    help="Listing files, directories, globs, or - for stdin.", show_default=False)]
+Week = Annotated[str | None, typer.Option(help="ISO week, e.g. 2026-W47 [default: this week].")]
+Backend = Annotated[str | None, typer.Option(
+    help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
+Model = Annotated[str | None, typer.Option(help="Model name [env DIGEST_MODEL].")]
+ConfigPath = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
+ReportPath = Annotated[Path | None, typer.Option(
+    "--report", help="Write the run report (JSON) here, also when the run fails.")]
+Format = Annotated[str | None, typer.Option(
+    "--format", help="Force the input format: daily-papers, json or jsonl.")]
+Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first unreadable source.")]
+MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
+PromptsDir = Annotated[Path | None, typer.Option(
+    "--prompts", help="Folder of prompt templates overriding the shipped ones.")]
+Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging on stderr.")]
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", help="Show the version.")] = False
+          ) -> None:
+    if version:
+        typer.echo(f"digest {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def newsletter(
+    sources: Sources = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder [default: outputs/].")] = None,
+    week: Week = None,
+    state: Annotated[Path | None, typer.Option(
+        help="SQLite state store [env DIGEST_STATE; default: ~/.local/share/digest/state.sqlite].")
+    ] = None,
+    backend: Backend = None,
+    model: Model = None,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    include_published: Annotated[bool, typer.Option(
+        "--include-published", help="Keep papers that an earlier issue already carried.")] = False,
+    max_themes: MaxThemes = None,
+    prompts: PromptsDir = None,
+    verbose: Verbose = 0,
+) -> None:
+    """The weekly job: write OUT/<YYYY-Www>.md and print its path."""
+    _setup_logging(verbose)
+    run = RunReport(week=week)
+    with _handled(report, run):
+        settings = load_config(config)
+        options = _options(settings, week, fmt, strict, include_published, max_themes, prompts)
+        chat = make_backend(resolve("backend", backend, settings, "auto"),
+                            settings_from_env(resolve("model", model, settings)))
+        state_path = resolve("state", state, settings, digest_home() / "state.sqlite")
+        with Store(state_path) as store:
+            built = build_issue(sources or [], options, backend=chat, store=store, report=run,
+                                stdin=_stdin)
+            path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run)
+        typer.echo(str(path))
+
+
+@app.command()
+def summarize(
+    sources: Sources = None,
+    week: Week = None,
+    backend: Backend = None,
+    model: Model = None,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    max_themes: MaxThemes = None,
+    prompts: PromptsDir = None,
+    verbose: Verbose = 0,
+) -> None:
+    """On demand: the same pipeline, the issue as Markdown on stdout; the state store is untouched."""
+    _setup_logging(verbose)
+    run = RunReport(week=week)
+    with _handled(report, run):
+        settings = load_config(config)
+        options = _options(settings, week, fmt, strict, True, max_themes, prompts)
+        chat = make_backend(resolve("backend", backend, settings, "auto"),
+                            settings_from_env(resolve("model", model, settings)))
+        with Store(":memory:") as store:
+            built = build_issue(sources or [], options, backend=chat, store=store, report=run,
+                                stdin=_stdin)
+        sys.stdout.write(built.markdown)
+
+
+def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
+             include_published: bool, max_themes: int | None, prompts: Path | None) -> Options:
+    week = week or current_week()
+    parse_week(week)  # a bad --week is a usage error before any work is done
+    budget = Budget(
+        context_window=settings.get("context_window", Budget.context_window),
+        max_output_tokens=settings.get("max_output_tokens", Budget.max_output_tokens),
+        batch_input_tokens=settings.get("batch_tokens", Budget.batch_input_tokens))
+    prompts_dir = resolve("prompts", prompts, settings)
+    return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
+                   include_published=include_published,
+                   max_themes=resolve("max_themes", max_themes, settings, 10), budget=budget,
+                   prompts_dir=Path(prompts_dir) if prompts_dir else None)
+
+
+@contextmanager
+def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
+    """Turn DigestError into a message and exit code; write the report whatever happens."""
+    started = time.monotonic()
+    code = 0
+    try:
+        yield
+    except DigestError as error:
+        if os.environ.get("DIGEST_RAISE_ERRORS"):
+            raise
+        run.errors.append(str(error))
+        typer.echo(f"Error: {error}", err=True)
+        code = error.exit_code
+    except Exception as error:  # noqa: BLE001 - the report must say the run failed
+        run.errors.append(f"internal error: {type(error).__name__}: {error}")
+        code = EX_ERROR
+        raise
+    finally:
+        run.duration_s = max(run.duration_s, time.monotonic() - started)
+        if report_path is not None:
+            write_report(report_path, run)
+    if code:
+        raise typer.Exit(code)
+
+
+def _stdin() -> str:
+    return sys.stdin.read()
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is now (test runners swap it)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logger = logging.getLogger("digest")
+    logger.setLevel(level)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,57 @@
+"""Settings, resolved in one place: flag > environment > config file > default."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+# Config file keys (TOML, top level or under [digest]) and their types.
+CONFIG_KEYS: dict[str, type] = {
+    "backend": str, "model": str, "base_url": str, "out": str, "state": str, "format": str,
+    "max_themes": int, "context_window": int, "max_output_tokens": int, "batch_tokens": int,
+    "timeout": float, "prompts": str, "templates": str,
+}
+ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL"}
+
+
+def digest_home() -> Path:
+    """Where digest keeps its state by default: $DIGEST_HOME, else the XDG data folder."""
+    if os.environ.get("DIGEST_HOME"):
+        return Path(os.environ["DIGEST_HOME"])
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "digest"
+
+
+def load_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"--config {path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    data = data.get("digest", data)
+    unknown = sorted(set(data) - set(CONFIG_KEYS) - {"themes", "prices", "models"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known keys are "
+                          f"{', '.join(sorted(CONFIG_KEYS))}")
+    for key, kind in CONFIG_KEYS.items():
+        if key in data and not isinstance(data[key], kind if kind is not float else (int, float)):
+            raise ConfigError(f"{path}: '{key}' must be a {kind.__name__}")
+    return data
+
+
+def resolve(name: str, flag: Any, config: Mapping[str, Any], default: Any = None) -> Any:
+    """The value of one setting: the flag if given, else env, else config file, else default."""
+    if flag is not None:
+        return flag
+    env_name = ENV_KEYS.get(name)
+    if env_name and os.environ.get(env_name):
+        return os.environ[env_name]
+    return config.get(name, default)

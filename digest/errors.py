@@ -1,0 +1,68 @@
+"""The exceptions digest raises.
+
+Every error the library raises on purpose is a ``DigestError``; the CLI turns it
+into a one-line message on stderr and the exit code in ``exit_code``::
+
+    DigestError                 exit 1   base class; never raised bare
+    ├── ConfigError             exit 2   bad flag value, config file or environment
+    ├── SourceError             exit 1   a listing that cannot be read or parsed
+    │                                    (names the source, and the line when known)
+    ├── StateError              exit 1   the SQLite store is unreadable or from a newer digest
+    ├── TemplateError           exit 1   a prompt or issue template is missing or broken
+    └── LLMError                exit 1   the LLM endpoint refused the request for good
+        └── LLMUnavailable      exit 75  the endpoint is down or rate-limited: try again later
+
+Messages say what went wrong and how to fix it. Secrets never appear in them.
+"""
+
+from __future__ import annotations
+
+EX_OK = 0
+EX_ERROR = 1
+EX_USAGE = 2
+EX_TEMPFAIL = 75
+
+
+class DigestError(Exception):
+    """Base class of every error digest raises on purpose."""
+
+    exit_code = EX_ERROR
+
+
+class ConfigError(DigestError):
+    """A flag, environment variable or config file value is wrong."""
+
+    exit_code = EX_USAGE
+
+
+class SourceError(DigestError):
+    """A source could not be read or parsed."""
+
+    def __init__(self, source: str, problem: str, *, line: int | None = None, fix: str = ""):
+        self.source = source
+        self.line = line
+        self.problem = problem
+        self.fix = fix
+        where = f"{source}:{line}" if line is not None else source
+        message = f"{where}: {problem}"
+        if fix:
+            message += f" ({fix})"
+        super().__init__(message)
+
+
+class StateError(DigestError):
+    """The state store cannot be used."""
+
+
+class TemplateError(DigestError):
+    """A prompt or issue template is missing or fails to render."""
+
+
+class LLMError(DigestError):
+    """The LLM endpoint rejected a request in a way retrying will not fix."""
+
+
+class LLMUnavailable(LLMError):
+    """The LLM endpoint is unreachable, overloaded or rate-limited for now."""
+
+    exit_code = EX_TEMPFAIL

@@ -1,0 +1,122 @@
+"""The data that flows between the stages.
+
+``Record`` (one listing entry, as ingested) → ``Paper`` (one paper, after dedup)
+→ ``Theme`` (papers grouped) → ``Batch`` (a theme's papers cut to a token budget)
+→ ``ThemeSummary`` (prose + one gist per paper) → ``Issue`` (what is rendered).
+All are immutable; stages build new values instead of editing old ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """Where a record was read: the source (path or URL) and its position in it."""
+
+    source: str
+    position: int
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Record:
+    """One entry of one listing, normalized but not yet deduplicated."""
+
+    title: str
+    abstract: str
+    sighting: Sighting
+    arxiv_id: str | None = None
+    url: str | None = None
+    authors: tuple[str, ...] = ()
+    published: dt.date | None = None
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper, however many listings carried it.
+
+    ``id`` is the arXiv id when known, else ``t:`` + a hash of the normalized title.
+    """
+
+    id: str
+    title: str
+    abstract: str
+    url: str | None = None
+    authors: tuple[str, ...] = ()
+    published: dt.date | None = None
+    arxiv_id: str | None = None
+    sightings: tuple[Sighting, ...] = ()
+
+    @property
+    def times_seen(self) -> int:
+        """How many distinct listings (sources) carried this paper."""
+        return len({s.source for s in self.sightings}) or 1
+
+
+@dataclass(frozen=True)
+class Theme:
+    """A group of papers with a title, its keywords, and papers in reading order."""
+
+    title: str
+    keywords: tuple[str, ...]
+    paper_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Part of one theme's papers that fits the token budget of one LLM call."""
+
+    theme_index: int
+    index: int
+    paper_ids: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True)
+class ThemeSummary:
+    """What the summarize stage says about one theme.
+
+    ``offline`` is True when the text came from the offline summarizer, either
+    because that is the backend or because the LLM's answer could not be used.
+    """
+
+    summary: str
+    gists: dict[str, str]
+    offline: bool = False
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class IssueSection:
+    theme: Theme
+    summary: ThemeSummary
+    papers: tuple[Paper, ...]
+
+
+@dataclass(frozen=True)
+class Stats:
+    records_read: int = 0
+    papers_unique: int = 0
+    duplicates_merged: int = 0
+    already_published: int = 0
+    papers_in_issue: int = 0
+    themes: int = 0
+    batches: int = 0
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One weekly issue, ready to render."""
+
+    week: str
+    start: dt.date
+    end: dt.date
+    intro: str
+    sections: tuple[IssueSection, ...]
+    stats: Stats
+    backend: str
+    model: str | None
+    fallback_themes: tuple[str, ...] = field(default=())

@@ -1,0 +1,453 @@
+"""The offline summarizer: extractive, deterministic, no network.
+
+Everything it writes is taken from the abstracts' own sentences, lightly trimmed:
+
+* :func:`split_sentences` cuts text into sentences without being fooled by
+  abbreviations (e.g., et al., Fig., U.S.), decimals, URLs, initials or ellipses.
+* :func:`paper_gist` picks the sentence that states a paper's contribution
+  ("we propose …", "X is a …", the method named in the title) over background
+  openers, results and "code is available" lines.
+* :func:`theme_summary` picks a few sentences close to the theme's TF-IDF centroid
+  and its keywords, at most one per paper and none too similar to another.
+
+It is the backend for users without an API key and the fallback whenever the
+LLM's answer cannot be used.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from digest.models import Paper
+
+__all__ = ["paper_gist", "split_sentences", "theme_summary"]
+
+logger = logging.getLogger("digest.offline")
+
+ELLIPSIS = "…"
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# ---------------------------------------------------------------- sentences
+
+_TERMINATOR = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+_OPENERS = "([{\"'“‘«"
+_CLOSERS = ")]}\"'”’»"
+# Never end a sentence: "e.g. GPT-4", "Fig. 3", "Dr. Smith".
+_NEVER_FINAL = _wordset(
+    "e.g eg i.e ie vs cf viz fig figs eq eqs eqn sec sect secs tab tbl alg thm lem approx "
+    "resp dr mr mrs ms prof w.r.t wrt a.k.a aka incl esp ca vol pp ref refs appx"
+)
+# End a sentence only when a number does not follow: "No. 5", "Prop. 2".
+_BEFORE_NUMBER = _wordset("no nos prop cor def ch app")
+# End a sentence only when a capitalized word follows: "tools, etc. We ...".
+_FINAL_IF_CAPITAL = _wordset("etc al")
+# Initials and dotted acronyms ("J. Smith", "U.S. Army") end a sentence only
+# before a word that usually opens one.
+_STARTERS = _wordset(
+    "A An As At By Code Despite Existing Experiments Extensive Finally For Furthermore "
+    "Here However In It Its Many Moreover Most Our Overall Recent Results Specifically "
+    "Such That The Their Then There These They This Thus To Unlike Using We While With"
+)
+_INITIAL = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences, whitespace collapsed; never an empty one."""
+    text = " ".join(str(text).split())
+    sentences, start = [], 0
+    for match in _TERMINATOR.finditer(text):
+        if _ends_sentence(text, match):
+            sentences.append(text[start : match.end()].strip())
+            start = match.end()
+    sentences.append(text[start:].strip())
+    return [s for s in sentences if s]
+
+
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    following = text[match.end() : match.end() + 100].split(" ", 2)
+    nxt = following[1].lstrip(_OPENERS) if len(following) > 1 else ""
+    if not nxt:
+        return True
+    punct = match.group().rstrip(_CLOSERS)
+    capital, digit = nxt[0].isupper(), nxt[0].isdigit()
+    if "?" in punct or "!" in punct:
+        return not nxt[0].islower()
+    if punct != ".":  # an ellipsis: "..." or "…"
+        return capital or digit
+    token_start = text.rfind(" ", 0, match.start()) + 1
+    word = text[token_start : match.start()].lstrip(_OPENERS).rstrip(_CLOSERS)
+    low = word.lower()
+    if low in _NEVER_FINAL:
+        return False
+    if low in _BEFORE_NUMBER:
+        return not digit
+    if low in _FINAL_IF_CAPITAL:
+        return capital and (low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et ")
+    if _INITIAL.fullmatch(word):
+        return nxt.rstrip(",;:") in _STARTERS
+    # A plain word: a lowercase next word means an unknown abbreviation, unless
+    # it looks like a name ("iPLAN", "mBERT").
+    return capital or digit or not nxt[0].isalpha() or any(c.isupper() or c.isdigit() for c in nxt)
+
+
+# ---------------------------------------------------------------- cleaning
+
+_MARKUP = re.compile(r"^(?:[#>]+|[-*+•]|\d{1,3}[.)])\s+")
+_LEAD_IN = re.compile(
+    r"^(?:in this (?:paper|work|study|thesis|article|report|survey|chapter)(?=,| we\b)|"
+    r"here(?:in)?|"
+    r"to this end|in response|in particular|specifically|concretely|however|moreover|"
+    r"furthermore|additionally|in addition|therefore|thus|hence|consequently|accordingly|"
+    r"(?:to (?:help )?(?:address|tackle|overcome|bridge|fill|close|solve|mitigate|"
+    r"alleviate|remedy|resolve|handle|answer)|motivated by|inspired by|building on)"
+    r"\b[^,;]{0,60})(?:,\s+|\s+(?=we\b))",
+    re.IGNORECASE,
+)
+# A short framing clause before "we ...": "To uncover such vulnerabilities, we propose".
+_LEAD_CLAUSE = re.compile(
+    r"^(?!(?:when|if|unless|once|only|whenever|after|before|until|because|since|where)\b)"
+    r"[^,;:()]{1,160}, "
+    r"(?=(?:in this (?:paper|work)|we|(?:this|our) (?:paper|work|thesis|study))\b)",
+    re.IGNORECASE,
+)
+_TRAILING_CITATION = re.compile(
+    r"\s*[(\[](?:[^()\[\]]*?(?:\b(?:19|20)\d\d[a-z]?\b|\bet al\b)[^()\[\]]*|"
+    r"\d+(?:\s*[,–-]\s*\d+)*)[)\]](?=[.!?]?$)"
+)
+_DANGLING = _wordset("a an and as at by for from in into of on or the to via with")
+
+
+def _clean(sentence: str) -> str:
+    """Strip markup-like list markers and '#' from the start of a sentence."""
+    while (stripped := _MARKUP.sub("", sentence, count=1)) != sentence:
+        sentence = stripped
+    return sentence.strip()
+
+
+def _rewrite(sentence: str) -> str:
+    """Drop lead-ins ("In this paper, ") and a trailing citation; capitalize."""
+    text = _TRAILING_CITATION.sub("", sentence) or sentence
+    for _ in range(3):
+        rest = _LEAD_IN.sub("", text, count=1)
+        if rest == text:
+            clause = _LEAD_CLAUSE.sub("", text, count=1)
+            unframed = _LEAD_IN.sub("", clause, count=1)
+            if _CONTRIBUTION.match(unframed) or _AIM.match(unframed):
+                rest = clause
+        if rest == text or not re.search(r"\w", rest):
+            break
+        text = rest
+    first = text.split(" ", 1)[0]
+    if first.islower() and first[:1].isalpha():
+        text = text[0].upper() + text[1:]
+    return text
+
+
+def _shorten(text: str, max_chars: int) -> str:
+    """Cut ``text`` to ``max_chars`` at a clause or word boundary, ending with '…'."""
+    if len(text) <= max_chars:
+        return text
+    budget = max(max_chars - 1, 0)
+    window = text[: budget + 1]
+    clause = max(window.rfind(sep) for sep in (", ", "; ", ": ", " — ", " – "))
+    if clause >= 0.6 * budget:
+        cut = window[:clause]
+    elif " " in window:
+        cut = window.rsplit(" ", 1)[0]
+        words = cut.split(" ")
+        while len(words) > 1 and words[-1].lower() in _DANGLING:
+            words.pop()
+        cut = " ".join(words)
+    else:
+        cut = text[:budget]
+    for opener, closer in ("()", "[]"):
+        if cut.count(opener) > cut.count(closer) and cut.rfind(opener) >= budget / 3:
+            cut = cut[: cut.rfind(opener)]
+    cut = cut.rstrip(" ,;:—–-([{\"'“‘") or text[:budget]
+    return cut + ELLIPSIS
+
+
+# ---------------------------------------------------------------- gists
+
+_SUBJECT = (
+    r"\b(?:we|(?:this|our) (?:paper|work|thesis|article|study|report|survey))\s+"
+    r"(?:(?!that |the |our |which )\w+\s+){0,4}?"
+)
+_CONTRIBUTION = re.compile(
+    _SUBJECT + r"(?:propose|introduce|present|develop|release|design|build|contribute|create|"
+    r"construct|devise|formulate|offer|unveil|open-source|provide)(?:s|d|ed)?\b"
+    r"|\b(?:is|are) (?:\w+ )?(?:proposed|introduced|presented|developed)\b",
+    re.IGNORECASE,
+)
+_AIM = re.compile(
+    _SUBJECT + r"(?:study|studie|investigate|explore|examine|tackle|address|analy[sz]e|survey|"
+    r"focus|aim|seek|consider|revisit|reframe|frame|cast|formali[sz]e|adopt|utili[sz]e|"
+    r"leverage|describe|illustrate|argue)(?:s|d|ed)?\b",
+    re.IGNORECASE,
+)
+_DEFINITION = re.compile(r"^[A-Z][\w-]*(?: [\w-]+){0,3},? (?:is|are) (?:a|an|the first)\b")
+_BACKGROUND = re.compile(
+    r"^(?:(?:large|recent|modern|current|existing|many|most|nowadays|despite|while|"
+    r"although|with the|the (?:rapid|recent|success|emergence|advent|development))\b|"
+    r"in recent years|over the (?:past|last)|in the (?:past|last))"
+    r"|\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
+    r"gained|attracted|seen|made)\b",
+    re.IGNORECASE,
+)
+_RESULTS = re.compile(
+    r"\b(?:outperform|surpass|achiev|improv\w* (?:by|over)|"
+    r"experiment\w*|results? (?:show|demonstrate|indicate|suggest|reveal)|empirical|"
+    r"evaluation\w* (?:show|demonstrate)|(?:show|demonstrate|find) that (?:our|the proposed)|"
+    r"(?:demonstrat|show|validat|verif)\w* (?:the )?"
+    r"(?:effectiveness|efficacy|superiority|benefits?|generali[sz]ability))",
+    re.IGNORECASE,
+)
+_LINK = re.compile(
+    r"https?://|www\.|github\.com|\b(?:code|data|datasets?|models?|weights|checkpoints)\b"
+    r"[^.]{0,60}\b(?:available|released)\b|\bavailable (?:at|on|online)\b|"
+    r"\b(?:release|open-source)\w* (?:our|the|all) (?:code|data|models?|weights)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d[\d.,]*\s?%|\b\d+(?:\.\d+)?[kKMB×x]?\b(?!\))")
+
+
+def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
+    """One line saying what the paper does, taken from its abstract's own sentences."""
+    sentences = [s for s in map(_clean, split_sentences(paper.abstract)) if re.search(r"\w", s)]
+    title = " ".join(paper.title.split())
+    if sentences:
+        name = _title_name(title)
+        title_terms = set(_tokens(title))
+        scores = [_gist_score(s, i, name, title_terms) for i, s in enumerate(sentences)]
+        best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+        if scores[best] <= -5:
+            logger.debug("no usable sentence in %s; using the first", paper.id)
+            best = 0
+        return _shorten(_rewrite(sentences[best]), max_chars)
+    logger.debug("empty abstract for %s; using the title", paper.id)
+    return _shorten(_clean(title) or paper.id.strip() or "Untitled paper", max_chars)
+
+
+def _title_name(title: str) -> str | None:
+    """The method name of a "Name: subtitle" title, if there is one."""
+    head, sep, _ = title.partition(":")
+    head = head.strip()
+    if sep and head and len(head.split()) <= 3:
+        return head
+    return None
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s-]+", " ", text.lower())
+
+
+def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[str]) -> float:
+    if _LINK.search(sentence):
+        return -10.0
+    score = 0.0
+    contribution = bool(_CONTRIBUTION.search(sentence))
+    if contribution:
+        score += 3.0
+    elif _AIM.search(sentence):
+        score += 1.5
+    if re.search(r"\bin this (?:paper|work|thesis|article|study)\b", sentence, re.IGNORECASE):
+        score += 1.0
+    if name and _squash(name) in _squash(sentence):
+        score += 2.0
+        if _DEFINITION.match(sentence) and _squash(sentence).startswith(_squash(name)):
+            score += 1.5
+    if title_terms:
+        score += 1.5 * len(title_terms & set(_tokens(sentence))) / len(title_terms)
+    if _RESULTS.search(sentence):
+        score -= 0.75 if contribution else 1.5
+    if not contribution and (index == 0 or _BACKGROUND.search(sentence)):
+        score -= 1.5
+    if sentence.lower().startswith("however"):
+        score -= 0.5
+    if len(_NUMBER.findall(sentence)) >= 2:
+        score -= 1.0
+    if len(sentence.split()) < 6:
+        score -= 1.0
+    return score
+
+
+# ---------------------------------------------------------------- theme summaries
+
+_STOPWORDS = _wordset(
+    """a about above after again against all also an and any are as at be because been
+    before being between both but by can could did do does doing during each either few
+    for from further had has have having how however if in into is it its itself just
+    may might more most much must no nor not of off on once only or other our ours out
+    over own same should so some such than that the their theirs them then there these
+    they this those through thus to too under until up upon very via was we were what
+    when where whether which while who whom why will with within without would yet you
+    your propose proposed paper work approach method methods novel new use using used
+    based show shows results result present introduce furthermore moreover"""
+)
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+
+
+BACKGROUND, CONTRIBUTION, DETAIL = 0, 1, 2
+_FIRST_PERSON = re.compile(r"\b(?:we|our|us|this (?:paper|work|thesis|study|survey))\b", re.I)
+_ANAPHORA_START = re.compile(r"(?:this|these|those|it|they|such|its|their|that)\b", re.I)
+_ANAPHORA = re.compile(
+    r"\b(?:such|these|those|aforementioned|the above|this (?!paper|work))\b", re.I
+)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    paper: int
+    index: int
+    text: str
+    vector: dict[str, float]
+    role: int
+    eligible: bool
+
+
+def _tokens(text: str) -> list[str]:
+    words = _WORD.findall(text.lower())
+    return [_stem(w) for w in words if w not in _STOPWORDS and len(w) > 1 and not w.isdigit()]
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(w * b.get(t, 0.0) for t, w in a.items())
+
+
+def _normalized(vector: dict[str, float]) -> dict[str, float]:
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    return {t: w / norm for t, w in vector.items()} if norm else {}
+
+
+def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
+    """Every sentence of every abstract, as a TF-IDF vector, with its role and eligibility."""
+    rows = []
+    for p, paper in enumerate(papers):
+        for i, raw in enumerate(split_sentences(paper.abstract)):
+            text = _rewrite(_clean(raw))
+            rows.append((p, i, text, Counter(_tokens(text))))
+    df = Counter(t for *_, counts in rows for t in counts)
+    idf = {t: math.log((1 + len(rows)) / (1 + n)) + 1.0 for t, n in df.items()}
+    return [
+        _Candidate(
+            paper=p,
+            index=i,
+            text=text,
+            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in counts.items()}),
+            role=_role(text, i),
+            eligible=bool(counts) and _eligible(text, max_chars),
+        )
+        for p, i, text, counts in rows
+    ]
+
+
+def _role(text: str, index: int) -> int:
+    if _CONTRIBUTION.search(text):
+        return CONTRIBUTION
+    if index <= 2 and not _FIRST_PERSON.search(text):
+        return BACKGROUND
+    return DETAIL
+
+
+def _eligible(text: str, max_chars: int) -> bool:
+    return (
+        6 <= len(text.split()) <= 45
+        and len(text) <= max_chars
+        and text[-1:] in ".!?"
+        and not _LINK.search(text)
+        and len(_NUMBER.findall(text)) < 2
+    )
+
+
+def _centroid(candidates: Sequence[_Candidate], n_papers: int) -> dict[str, float]:
+    """The mean of the papers' vectors, each paper counted once."""
+    papers: list[Counter[str]] = [Counter() for _ in range(n_papers)]
+    for c in candidates:
+        papers[c.paper].update(c.vector)
+    total: Counter[str] = Counter()
+    for vector in papers:
+        total.update(_normalized(dict(vector)))
+    return _normalized(dict(total))
+
+
+def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set[str]]) -> float:
+    """Closeness to the theme, plus keywords, minus what reads badly out of context."""
+    score = _cosine(c.vector, centroid)
+    if keywords:
+        score += 0.15 * sum(kw <= c.vector.keys() for kw in keywords) / len(keywords)
+    score += {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}[c.role]
+    if _RESULTS.search(c.text):
+        score -= 0.1
+    if _ANAPHORA_START.match(c.text):
+        score -= 0.1
+    elif _ANAPHORA.search(c.text):
+        score -= 0.05
+    return score
+
+
+def theme_summary(
+    papers: Sequence[Paper],
+    *,
+    keywords: Sequence[str] = (),
+    max_sentences: int = 3,
+    max_chars: int = 700,
+) -> str:
+    """A short extractive paragraph about the theme as a whole."""
+    candidates = _candidates(papers, max_chars)
+    pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
+    if not pool or max_sentences <= 0 or max_chars <= 0:
+        return ""
+    centroid = _centroid(candidates, len(papers))
+    kw_sets = [set(_tokens(k)) for k in keywords if _tokens(k)]
+    relevance = [_summary_score(c, centroid, kw_sets) for c in pool]
+    chosen = _select(pool, relevance, max_sentences, max_chars)
+    if not chosen:  # not even one sentence fits: cut the best one
+        best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
+        return _shorten(pool[best].text, max_chars)
+    chosen.sort(key=lambda c: (c.role, c.paper, c.index))
+    return " ".join(c.text for c in chosen)
+
+
+def _select(
+    pool: Sequence[_Candidate], relevance: Sequence[float], max_sentences: int, max_chars: int
+) -> list[_Candidate]:
+    """Maximal marginal relevance: relevant, not alike, one per paper, one background."""
+    chosen: list[_Candidate] = []
+    redundancy = [0.0] * len(pool)
+    open_ = set(range(len(pool)))
+    length = -1
+    while open_ and len(chosen) < max_sentences:
+        best = max(open_, key=lambda i: (0.75 * relevance[i] - 0.25 * redundancy[i], -i))
+        open_.discard(best)
+        pick = pool[best]
+        if length + 1 + len(pick.text) > max_chars or redundancy[best] > 0.5:
+            continue
+        chosen.append(pick)
+        length += 1 + len(pick.text)
+        open_ = {
+            i
+            for i in open_
+            if pool[i].paper != pick.paper and not (pool[i].role == pick.role == BACKGROUND)
+        }
+        for i in open_:
+            redundancy[i] = max(redundancy[i], _cosine(pool[i].vector, pick.vector))
+    return chosen

@@ -1,0 +1,137 @@
+"""The recipe: ingest → dedup → select → themes → chunk → summarize → render.
+
+``build_issue`` runs it in memory and returns the issue and its Markdown;
+``write_issue`` puts the Markdown in the output folder and remembers what was
+published. Both fill the run report as they go, so a failed run still reports
+how far it got.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .chunk import Budget, plan_batches
+from .dedup import deduplicate
+from .ingest import load_sources
+from .llm import ChatBackend
+from .models import Issue, IssueSection, Paper, Stats
+from .prompts import Prompts
+from .render import Renderer
+from .report import RunReport, write_atomic
+from .state import Store
+from .summarize import Summarizer
+from .themes import group_papers
+from .tokens import TokenCounter
+from .weeks import current_week, parse_week
+
+logger = logging.getLogger("digest")
+
+
+@dataclass
+class Options:
+    """Everything a run can be told. The CLI fills it from flags, env and config."""
+
+    week: str = field(default_factory=current_week)
+    fmt: str | None = None
+    strict: bool = False
+    include_published: bool = False
+    max_themes: int = 10
+    budget: Budget = field(default_factory=Budget)
+    prompts_dir: Path | None = None
+    templates_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Built:
+    issue: Issue
+    markdown: str
+
+
+def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBackend | None,
+                store: Store, report: RunReport | None = None,
+                stdin: Callable[[], str] | None = None) -> Built:
+    """Run the whole pipeline for one week and return the rendered issue."""
+    started = time.monotonic()
+    report = report if report is not None else RunReport()
+    report.week = options.week
+    start, end = parse_week(options.week)
+
+    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin)
+    report.errors += [str(error) for error in ingested.errors]
+    deduped = deduplicate(ingested.records)
+    papers, already_published = _select(deduped.papers, store, options)
+    by_id = {paper.id: paper for paper in papers}
+
+    themes = group_papers(papers, max_themes=options.max_themes)
+    summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
+                            counter=TokenCounter(backend.model if backend else None),
+                            budget=options.budget, store=store, nonce=_nonce(papers))
+    batches = plan_batches(themes, by_id, summarizer.paper_tokens, options.budget)
+    summaries = summarizer.summarize(themes, by_id, batches)
+
+    stats = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
+                  duplicates_merged=deduped.duplicates_merged,
+                  already_published=already_published, papers_in_issue=len(papers),
+                  themes=len(themes), batches=len(batches))
+    sections = tuple(IssueSection(theme, summary, tuple(by_id[pid] for pid in theme.paper_ids))
+                     for theme, summary in zip(themes, summaries))
+    issue = Issue(week=options.week, start=start, end=end, intro=compose_intro(sections),
+                  sections=sections, stats=stats, backend=summarizer.stats.backend,
+                  model=summarizer.stats.model,
+                  fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
+                                        and summarizer.stats.backend != "offline"))
+    report.counts = stats
+    report.themes = [{"title": s.summary.title or s.theme.title, "paper_ids": list(s.theme.paper_ids)}
+                     for s in sections]
+    report.llm = summarizer.stats.as_dict()
+    markdown = Renderer(options.templates_dir).markdown(issue)
+    report.duration_s = time.monotonic() - started
+    return Built(issue, markdown)
+
+
+def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport) -> Path:
+    """Write ``OUT/<week>.md`` atomically and record its papers as published."""
+    path = Path(out_dir) / f"{built.issue.week}.md"
+    write_atomic(path, built.markdown)
+    store.record_issue(built.issue.week, (p.id for s in built.issue.sections for p in s.papers))
+    report.outputs["markdown"] = str(path)
+    logger.info("wrote %s", path)
+    return path
+
+
+def compose_intro(sections: Sequence[IssueSection]) -> str:
+    """One deterministic sentence that says what the week held."""
+    if not sections:
+        return ""
+    n_papers = sum(len(s.papers) for s in sections)
+    parts = [f"{s.summary.title or s.theme.title} ({len(s.papers)})" for s in sections]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    repeated = sum(1 for s in sections for p in s.papers if p.times_seen > 1)
+    intro = (f"This week brings {n_papers} paper{'s' if n_papers != 1 else ''} in "
+             f"{len(sections)} theme{'s' if len(sections) != 1 else ''}: {listed}.")
+    if repeated:
+        intro += f" {repeated} of them appeared in more than one listing."
+    return intro
+
+
+def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[Paper], int]:
+    """Leave out papers an earlier issue already carried, unless asked to keep them."""
+    if options.include_published:
+        return papers, 0
+    published = store.published_before(options.week)
+    kept = [paper for paper in papers if paper.id not in published]
+    return kept, len(papers) - len(kept)
+
+
+def _nonce(papers: Sequence[Paper]) -> str:
+    """Delimiter nonce: unguessable from inside one abstract, but the same on a re-run."""
+    digest = hashlib.sha256()
+    for paper in papers:
+        digest.update(f"{paper.id}\0{paper.title}\0{paper.abstract}\0".encode())
+    return digest.hexdigest()[:12]
+

@@ -1,0 +1,48 @@
+"""The run report (``--report PATH``): JSON, written atomically, also when a run fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .models import Stats
+
+
+@dataclass
+class RunReport:
+    week: str | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+    counts: Stats = field(default_factory=Stats)
+    themes: list[dict[str, Any]] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["duration_s"] = round(self.duration_s, 3)
+        return data
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder, fsync, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(path: Path, report: RunReport) -> None:
+    write_atomic(path, json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n")

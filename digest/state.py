@@ -1,0 +1,96 @@
+"""The state store: one SQLite file that remembers across runs.
+
+What went out in which issue (so next week's issue does not repeat it), and the
+LLM response cache (so a re-run makes no calls). Schema changes are append-only
+migrations, numbered; a store written by a newer digest is refused, not damaged.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from .errors import StateError
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE issues (week TEXT PRIMARY KEY, papers INTEGER NOT NULL,
+                         created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+    CREATE TABLE published (paper_id TEXT NOT NULL, week TEXT NOT NULL,
+                            PRIMARY KEY (paper_id, week));
+    CREATE TABLE llm_cache (key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,
+                            created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+    """,
+)
+
+
+class Store:
+    """The state store. ``Store(":memory:")`` for tests and for runs that must not persist."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                       check_same_thread=False)
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"{self.path}: cannot use this state store ({exc}); pass another "
+                             "--state path or move this file away") from None
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StateError(f"{self.path} was written by a newer digest (schema {version}); "
+                             "upgrade digest")
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            try:
+                self._db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
+            except sqlite3.DatabaseError:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Issues and what they published ------------------------------------------------
+
+    def published_before(self, week: str) -> set[str]:
+        """Ids of papers published in an issue other than ``week``."""
+        rows = self._db.execute("SELECT paper_id FROM published WHERE week != ?", (week,))
+        return {row[0] for row in rows}
+
+    def record_issue(self, week: str, paper_ids: Iterable[str]) -> None:
+        ids = sorted(set(paper_ids))
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM published WHERE week = ?", (week,))
+            self._db.executemany("INSERT INTO published (paper_id, week) VALUES (?, ?)",
+                                 [(pid, week) for pid in ids])
+            self._db.execute("INSERT OR REPLACE INTO issues (week, papers) VALUES (?, ?)",
+                             (week, len(ids)))
+
+    def weeks(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT week FROM issues ORDER BY week DESC")]
+
+    # LLM response cache ---------------------------------------------------------------
+
+    def cached_response(self, key: str) -> dict | None:
+        row = self._db.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def cache_response(self, key: str, model: str, response: dict) -> None:
+        self._db.execute("INSERT OR REPLACE INTO llm_cache (key, model, response) VALUES (?, ?, ?)",
+                         (key, model, json.dumps(response, sort_keys=True)))

@@ -1,0 +1,434 @@
+"""Tests for the offline (extractive) summarizer in ``digest.offline``."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from digest.models import Paper
+from digest.offline import paper_gist, split_sentences, theme_summary
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+
+def paper(abstract: str, title: str = "A Paper", id: str = "p") -> Paper:
+    return Paper(id=id, title=title, abstract=abstract)
+
+
+def words(text: str) -> list[str]:
+    """Words for comparing a gist with its abstract: case and clause punctuation ignored."""
+    return [w.strip(",;:").lower() for w in text.removesuffix("…").split()]
+
+
+def is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+    rest = iter(haystack)
+    return all(any(w == h for h in rest) for w in needle)
+
+
+def from_one_sentence(text: str, abstract: str) -> bool:
+    return any(is_subsequence(words(text), words(s)) for s in split_sentences(abstract))
+
+
+# ---------------------------------------------------------------- split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "We compare to strong baselines, e.g. PPO and DPO, i.e. the usual ones. It works.",
+            ["We compare to strong baselines, e.g. PPO and DPO, i.e. the usual ones.", "It works."],
+        ),
+        (
+            "Chen et al. proposed a planner. We extend it.",
+            ["Chen et al. proposed a planner.", "We extend it."],
+        ),
+        (
+            "It builds on Chen et al. We extend it.",
+            ["It builds on Chen et al.", "We extend it."],
+        ),
+        (
+            "Tools, memories, etc. are stored. We use them, etc. The end.",
+            ["Tools, memories, etc. are stored.", "We use them, etc.", "The end."],
+        ),
+        ("PPO vs. DPO is compared. Done.", ["PPO vs. DPO is compared.", "Done."]),
+        (
+            "See Fig. 3 and Eq. 2 for the loss. Done.",
+            ["See Fig. 3 and Eq. 2 for the loss.", "Done."],
+        ),
+        (
+            "The U.S. Army funded the study. Data came from the U.S. We thank them.",
+            ["The U.S. Army funded the study.", "Data came from the U.S.", "We thank them."],
+        ),
+    ],
+)
+def test_split_sentences_abbreviations(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_split_sentences_decimals_versions_and_urls() -> None:
+    text = (
+        "GPT-3.5 reaches 72.5% on v1.2.3 of the suite. Code is at https://github.com/ab/cd.py. "
+        "See www.example.org/x?y=1.2 for more. Done"
+    )
+    assert split_sentences(text) == [
+        "GPT-3.5 reaches 72.5% on v1.2.3 of the suite.",
+        "Code is at https://github.com/ab/cd.py.",
+        "See www.example.org/x?y=1.2 for more.",
+        "Done",
+    ]
+
+
+def test_split_sentences_initials() -> None:
+    text = "The game was designed by J. R. Smith and A. Jones. We model its state space S. By contrast, the agent."
+    assert split_sentences(text) == [
+        "The game was designed by J. R. Smith and A. Jones.",
+        "We model its state space S.",
+        "By contrast, the agent.",
+    ]
+
+
+def test_split_sentences_ellipses_questions_and_exclamations() -> None:
+    text = "The agent waits... and then acts… Then it stops. Can RL help? Yes! It can."
+    assert split_sentences(text) == [
+        "The agent waits... and then acts…",
+        "Then it stops.",
+        "Can RL help?",
+        "Yes!",
+        "It can.",
+    ]
+
+
+def test_split_sentences_closing_quotes_and_brackets() -> None:
+    text = 'They call it "the stream barrier." We break it. (Details follow.) [A note.] End.'
+    assert split_sentences(text) == [
+        'They call it "the stream barrier."',
+        "We break it.",
+        "(Details follow.)",
+        "[A note.]",
+        "End.",
+    ]
+
+
+def test_split_sentences_collapses_whitespace_and_drops_empties() -> None:
+    assert split_sentences("  We   propose\n a\tmodel.\n\n  It  works.  ") == [
+        "We propose a model.",
+        "It works.",
+    ]
+    assert split_sentences("") == []
+    assert split_sentences(" \n\t ") == []
+
+
+ABSTRACT_TOKENS = st.sampled_from(
+    [
+        "We", "propose", "a", "model", "e.g.", "i.e.", "et", "al.", "etc.", "Fig.", "3.5",
+        "U.S.", "J.", "...", "…", "?", "!", ".", "(", ")", '"', "In", "this", "paper,",
+        "https://x.io/a.b.", "#", "-", "1.", "\n", "\t", "RL.", "iPLAN", "(Smith et al., 2020).",
+    ]
+)
+TEXT = st.one_of(st.text(), st.lists(ABSTRACT_TOKENS, max_size=60).map(" ".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_split_sentences_keeps_every_word_in_order(text: str) -> None:
+    sentences = split_sentences(text)
+    assert " ".join(sentences).split() == text.split()
+    for sentence in sentences:
+        assert sentence and sentence == " ".join(sentence.split())
+
+
+# ---------------------------------------------------------------- paper_gist
+
+AGENTPOISON = (
+    "Large language model agents have shown remarkable abilities across many applications. "
+    "However, their reliance on unverified memory raises safety concerns. "
+    "To uncover such vulnerabilities, we propose MemTrap, a red-teaming attack that poisons "
+    "an agent's long-term memory. "
+    "MemTrap achieves an 82% attack success rate while reducing benign accuracy by only 1%. "
+    "Code is available at https://github.com/example/memtrap."
+)
+
+
+def test_gist_prefers_the_contribution_sentence() -> None:
+    gist = paper_gist(paper(AGENTPOISON, "MemTrap: Poisoning the Memory of LLM Agents"))
+    assert gist == "We propose MemTrap, a red-teaming attack that poisons an agent's long-term memory."
+
+
+def test_gist_prefers_this_paper_cue_over_background_and_results() -> None:
+    abstract = (
+        "Reinforcement learning has become a powerful tool for sequential decision making. "
+        "This thesis studies how reward misspecification leads to misaligned behaviour. "
+        "Our experiments show gains of 12% over the baselines on 5 benchmarks."
+    )
+    assert paper_gist(paper(abstract)) == (
+        "This thesis studies how reward misspecification leads to misaligned behaviour."
+    )
+
+
+def test_gist_prefers_the_sentence_naming_the_method_in_the_title() -> None:
+    abstract = (
+        "Planning with language models is brittle in long-horizon household tasks. "
+        "We study why plans fail when objects are missing. "
+        "Tidy is a replanning framework that grounds each step in a scene graph. "
+        "It outperforms prior planners by a wide margin."
+    )
+    gist = paper_gist(paper(abstract, "Tidy: Robust Replanning for Household Robots"))
+    assert gist == "Tidy is a replanning framework that grounds each step in a scene graph."
+
+
+def test_gist_avoids_background_openers_and_results_without_cues() -> None:
+    abstract = (
+        "Large language models have demonstrated remarkable reasoning abilities. "
+        "Curriculum design for multi-turn agents remains poorly understood. "
+        "Experiments show our curriculum outperforms baselines by 9.5% and 14% respectively."
+    )
+    assert paper_gist(paper(abstract)) == (
+        "Curriculum design for multi-turn agents remains poorly understood."
+    )
+
+
+def test_gist_never_picks_a_link_or_code_available_sentence() -> None:
+    abstract = (
+        "We release WebGym at https://webgym.example.org for the community. "
+        "WebGym collects browser tasks that require planning over many pages."
+    )
+    gist = paper_gist(paper(abstract, "WebGym: A Benchmark for Web Agents"))
+    assert "http" not in gist
+    assert gist.startswith("WebGym collects browser tasks")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("In this paper, we propose a planner for robots.", "We propose a planner for robots."),
+        ("In this work we introduce a planner for robots.", "We introduce a planner for robots."),
+        ("To address this, we develop a planner for robots.", "We develop a planner for robots."),
+        (
+            "To bridge this gap, we present a planner for robots.",
+            "We present a planner for robots.",
+        ),
+        (
+            "We propose a planner for robots (Smith et al., 2021).",
+            "We propose a planner for robots.",
+        ),
+        ("We propose a planner for robots [4, 7].", "We propose a planner for robots."),
+        ("# We propose a planner for robots.", "We propose a planner for robots."),
+        ("- We propose a planner for robots.", "We propose a planner for robots."),
+    ],
+)
+def test_gist_light_rewrites(sentence: str, expected: str) -> None:
+    abstract = f"Robots often fail at long tasks. {sentence} It works well."
+    assert paper_gist(paper(abstract)) == expected
+
+
+def test_gist_keeps_conditions_that_change_the_meaning() -> None:
+    abstract = "When no demonstrations exist, we propose a meta-learning curriculum for web agents."
+    assert paper_gist(paper(abstract)).startswith("When no demonstrations exist, we propose")
+
+
+def test_gist_cuts_long_sentences_at_a_clause_boundary() -> None:
+    abstract = (
+        "We propose Relay, a planner for household robots that reasons over scene graphs, "
+        "predicts the affordances of unseen objects, and repairs failed plans online."
+    )
+    gist = paper_gist(paper(abstract), max_chars=100)
+    assert gist == "We propose Relay, a planner for household robots that reasons over scene graphs…"
+    assert len(gist) <= 100
+
+
+def test_gist_cuts_at_a_word_boundary_without_dangling_words() -> None:
+    abstract = (
+        "We propose a planner that reasons over scene graphs of cluttered household rooms with "
+        "many small objects and repairs failed plans online."
+    )
+    for max_chars in range(20, 130, 7):
+        gist = paper_gist(paper(abstract), max_chars=max_chars)
+        assert len(gist) <= max_chars and gist.endswith("…")
+        assert abstract.startswith(gist.removesuffix("…") + " ")
+        assert gist.removesuffix("…").split()[-1] not in {"a", "and", "of", "the", "with"}
+
+
+def test_gist_falls_back_to_first_sentence_then_title() -> None:
+    only_links = "Code: https://github.com/a/b. Data at https://example.org/d."
+    assert paper_gist(paper(only_links)) == "Code: https://github.com/a/b."
+    assert paper_gist(paper("", "  Tidy:\n Robust   Replanning ")) == "Tidy: Robust Replanning"
+    assert paper_gist(paper("", "")) == "p"
+
+
+def test_gist_is_a_single_line_without_trailing_whitespace() -> None:
+    abstract = "We propose\na planner\r\nfor robots.\n\nIt works.   "
+    gist = paper_gist(paper(abstract))
+    assert gist == "We propose a planner for robots."
+
+
+def test_gist_is_deterministic() -> None:
+    p = paper(AGENTPOISON, "MemTrap: Poisoning the Memory of LLM Agents")
+    assert len({paper_gist(p) for _ in range(5)}) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(abstract=TEXT, title=st.text(), max_chars=st.integers(min_value=0, max_value=300))
+def test_gist_is_always_one_nonempty_line_within_budget(
+    abstract: str, title: str, max_chars: int
+) -> None:
+    gist = paper_gist(Paper(id="x", title=title, abstract=abstract), max_chars=max_chars)
+    assert gist and gist == gist.strip()
+    assert "\n" not in gist and "\r" not in gist
+    assert len(gist) <= max_chars + 1
+
+
+# ---------------------------------------------------------------- theme_summary
+
+THEME = [
+    paper(
+        "Reward design is a central difficulty when training reinforcement learning agents. "
+        "We propose RewardSketch, which turns language goals into dense reward functions. "
+        "It improves success by 23% on 11 of 12 tasks.",
+        id="a",
+    ),
+    paper(
+        "Hand-crafted rewards for reinforcement learning agents are costly and brittle. "
+        "We introduce a method that learns reward models from preference feedback. "
+        "Code is available at https://example.org/prefs.",
+        id="b",
+    ),
+    paper(
+        "Sparse rewards make exploration hard for reinforcement learning agents. "
+        "This work uses language model feedback to shape intrinsic rewards for exploration. "
+        "Results on NetHack show large gains.",
+        id="c",
+    ),
+]
+
+
+def sentences_of(summary: str) -> list[str]:
+    return split_sentences(summary)
+
+
+def test_theme_summary_is_extractive_and_one_sentence_per_paper() -> None:
+    summary = theme_summary(THEME)
+    chosen = sentences_of(summary)
+    assert 1 <= len(chosen) <= 3 and len(summary) <= 700
+    sources = []
+    for sentence in chosen:
+        owners = [p.id for p in THEME if from_one_sentence(sentence, p.abstract)]
+        assert owners, sentence
+        sources.append(owners[0])
+    assert len(sources) == len(set(sources))
+    assert "http" not in summary and "23%" not in summary
+
+
+def test_theme_summary_respects_max_sentences_and_max_chars() -> None:
+    assert len(sentences_of(theme_summary(THEME, max_sentences=1))) == 1
+    short = theme_summary(THEME, max_chars=120)
+    assert 0 < len(short) <= 120
+    assert not short.endswith("…")  # whole sentences were dropped, none was cut
+    tiny = theme_summary(THEME, max_chars=30)
+    assert 0 < len(tiny) <= 30 and tiny.endswith("…")
+
+
+def test_theme_summary_keywords_steer_the_choice() -> None:
+    plain = theme_summary(THEME, max_sentences=1)
+    steered = theme_summary(THEME, keywords=["preference feedback"], max_sentences=1)
+    assert "preference feedback" not in plain
+    assert "preference feedback" in steered
+
+
+def test_theme_summary_skips_near_duplicates() -> None:
+    twin = Paper(id="a2", title="Twin", abstract=THEME[0].abstract)
+    summary = theme_summary([THEME[0], twin, *THEME[1:]])
+    chosen = sentences_of(summary)
+    assert len(chosen) == len(set(chosen))
+
+
+def test_theme_summary_breaks_ties_by_paper_order() -> None:
+    alpha = paper("Alpha agents learn reward models from human feedback.", id="alpha")
+    beta = paper("Beta agents learn reward models from human feedback.", id="beta")
+    assert theme_summary([alpha, beta], max_sentences=1).startswith("Alpha")
+    assert theme_summary([beta, alpha], max_sentences=1).startswith("Beta")
+
+
+def test_theme_summary_strips_markup_and_is_plain_text() -> None:
+    markup = paper("# Agents learn reward models from human feedback for robots.", id="m")
+    assert theme_summary([markup]) == "Agents learn reward models from human feedback for robots."
+
+
+def test_theme_summary_empty_inputs() -> None:
+    assert theme_summary([]) == ""
+    assert theme_summary([paper(""), paper("   ", id="q")]) == ""
+    assert theme_summary(THEME, max_sentences=0) == ""
+
+
+def test_theme_summary_is_deterministic() -> None:
+    assert len({theme_summary(THEME, keywords=["reward"]) for _ in range(5)}) == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(TEXT, max_size=5), st.integers(min_value=0, max_value=800))
+def test_theme_summary_never_crashes(abstracts: list[str], max_chars: int) -> None:
+    papers = [paper(a, id=str(i)) for i, a in enumerate(abstracts)]
+    summary = theme_summary(papers, keywords=["model"], max_chars=max_chars)
+    assert len(summary) <= max(max_chars, 0) + 1
+    assert "\n" not in summary
+
+
+def test_theme_summary_is_fast_on_300_papers() -> None:
+    topics = ["reward models", "web agents", "robot manipulation", "code generation", "red teaming"]
+    papers = [
+        paper(
+            f"Recent work on {topics[i % 5]} faces problem {i} in practice. "
+            f"We propose Method{i}, which studies {topics[(i + 1) % 5]} with {topics[i % 5]}. "
+            f"Our experiments on {i % 7 + 2} benchmarks show gains of {i % 9 + 1}.5%. "
+            "We also analyse failure cases, ablations and the cost of training in detail. "
+            "Code and data are available at https://example.org/code.",
+            id=str(i),
+        )
+        for i in range(300)
+    ]
+    start = time.perf_counter()
+    summary = theme_summary(papers, keywords=["reward models", "agents"])
+    assert time.perf_counter() - start < 1.0
+    assert summary
+
+
+def test_logger_is_named_and_has_no_handlers() -> None:
+    assert not logging.getLogger("digest.offline").handlers
+
+
+# ---------------------------------------------------------------- the seed pages
+
+
+def seed_papers() -> list[Paper]:
+    papers = []
+    for path in sorted(SEEDS.glob("*.txt")):
+        paragraphs = [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n")]
+        body = [p for p in paragraphs if p][5:]
+        for k in range(0, len(body) - 1, 2):
+            papers.append(Paper(id=f"{path.stem}:{k}", title=body[k], abstract=body[k + 1]))
+    return papers
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not beside the repository")
+def test_seed_gists_come_from_their_abstracts() -> None:
+    papers = seed_papers()
+    assert len(papers) > 100
+    for p in papers:
+        gist = paper_gist(p)
+        assert gist and len(gist) <= 221, p.title
+        assert "\n" not in gist and gist == gist.strip(), p.title
+        assert from_one_sentence(gist, p.abstract), (p.title, gist)
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not beside the repository")
+def test_seed_theme_summary_comes_from_the_abstracts() -> None:
+    papers = seed_papers()[:40]
+    summary = theme_summary(papers, keywords=["reinforcement learning", "agents"])
+    assert 0 < len(summary) <= 700
+    for sentence in sentences_of(summary):
+        assert any(from_one_sentence(sentence, p.abstract) for p in papers), sentence
