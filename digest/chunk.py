@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from .errors import ConfigError
+from .llm.catalog import model_card
 from .models import Batch, Paper, Theme
 
 # What one gist and one summary cost in output tokens (measured: ~35 and ~160; padded).
@@ -21,12 +24,12 @@ SUMMARY_OUTPUT_TOKENS = 300
 
 @dataclass(frozen=True)
 class Budget:
-    """Token limits of one call: the model's window and output limit, and our own cap."""
+    """Token limits of one call: the model's window and output limit, and our own caps."""
 
     context_window: int = 16_384
     max_output_tokens: int = 2_048
     batch_input_tokens: int = 8_000
-    prompt_overhead: int = 300  # the instructions around the papers
+    prompt_overhead: int = 300  # the instructions around the papers (measured by the Summarizer)
 
     @property
     def input_tokens(self) -> int:
@@ -36,6 +39,20 @@ class Budget:
     @property
     def papers_per_answer(self) -> int:
         return max(1, (self.max_output_tokens - SUMMARY_OUTPUT_TOKENS) // GIST_OUTPUT_TOKENS)
+
+
+def budget_for(model: str | None, config: Mapping[str, Any]) -> Budget:
+    """The budget for ``model``: its window and output limit (config [models."NAME"], else
+    the built-in card, else the config's top-level values), within our per-call caps."""
+    card = model_card(model, config)
+    context = card.context_window or config.get("context_window") or Budget.context_window
+    our_cap = config.get("max_output_tokens") or Budget.max_output_tokens
+    output = min(our_cap, card.max_output_tokens or our_cap)
+    batch = config.get("batch_tokens") or Budget.batch_input_tokens
+    if output >= context:
+        raise ConfigError(f"max_output_tokens ({output}) must be smaller than the context window "
+                          f"({context}) of {model}")
+    return Budget(context_window=context, max_output_tokens=output, batch_input_tokens=batch)
 
 
 def plan_batches(themes: Sequence[Theme], papers: Mapping[str, Paper],

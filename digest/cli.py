@@ -21,8 +21,9 @@ import typer
 from . import __version__
 from .chunk import Budget
 from .config import digest_home, load_config, resolve
-from .errors import EX_ERROR, DigestError
-from .llm import make_backend, settings_from_env
+from .errors import EX_ERROR, ConfigError, DigestError
+from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
+from .outputs import feed_base, parse_formats
 from .pipeline import Options, build_issue, write_issue
 from .report import RunReport, write_report
 from .state import Store
@@ -30,6 +31,7 @@ from .weeks import current_week, parse_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
+    epilog="Exit codes: 0 ok, 1 error, 2 usage, 75 temporary failure (LLM endpoint or mail server).",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
@@ -43,20 +45,56 @@ ConfigPath = Annotated[Path | None, typer.Option("--config", help="TOML config f
 ReportPath = Annotated[Path | None, typer.Option(
     "--report", help="Write the run report (JSON) here, also when the run fails.")]
 Format = Annotated[str | None, typer.Option(
-    "--format", help="Force the input format: daily-papers, json or jsonl.")]
+    "--format", help="Force the input format (default: detected per source): daily-papers, "
+    "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers.")]
 Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first unreadable source.")]
 MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
 PromptsDir = Annotated[Path | None, typer.Option(
     "--prompts", help="Folder of prompt templates overriding the shipped ones.")]
+TemplatesDir = Annotated[Path | None, typer.Option(
+    "--templates", help="Folder of issue templates (issue.md.j2, issue.html.j2, issue.txt.j2, "
+    "index.md.j2, feed.xml.j2) overriding the shipped ones, one by one.")]
+Formats = Annotated[str | None, typer.Option(
+    "--formats", help="Files to write: md (always), html, txt; comma-separated, e.g. md,html,txt.")]
+SiteUrl = Annotated[str | None, typer.Option(
+    "--site-url", help="Public URL of the output folder, for absolute links and ids in feed.xml.")]
 Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging on stderr.")]
+# LLM options, shared too.
+BaseUrl = Annotated[str | None, typer.Option(
+    "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
+    "[env OPENAI_BASE_URL].")]
+Timeout = Annotated[float | None, typer.Option(
+    "--timeout", min=0.1, help="Seconds one LLM request may take [default: 60].")]
+Concurrency = Annotated[int | None, typer.Option(
+    "--concurrency", min=1, max=64, help="LLM calls in parallel [default: 4].")]
+MaxCost = Annotated[float | None, typer.Option(
+    "--max-cost", min=0, help="Make no LLM call past this many USD; the rest is summarised "
+    "offline.")]
+MaxTokens = Annotated[int | None, typer.Option(
+    "--max-tokens", min=1, help="Make no LLM call past this many tokens (prompt + output); the "
+    "rest is summarised offline.")]
+Deadline = Annotated[float | None, typer.Option(
+    "--deadline", min=0.1, help="Seconds the LLM stage may take before the rest is summarised "
+    "offline [default: 900].")]
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
+    "nothing, write nothing.")]
+FailOnDegraded = Annotated[bool, typer.Option(
+    "--fail-on-degraded", help="Exit 75 and write nothing when any part of the issue had to be "
+    "summarised offline.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"digest {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", help="Show the version.")] = False
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_show_version, is_eager=True, help="Show the version.")] = False
           ) -> None:
-    if version:
-        typer.echo(f"digest {__version__}")
-        raise typer.Exit()
+    pass
 
 
 @app.command()
@@ -77,21 +115,41 @@ def newsletter(
         "--include-published", help="Keep papers that an earlier issue already carried.")] = False,
     max_themes: MaxThemes = None,
     prompts: PromptsDir = None,
+    templates: TemplatesDir = None,
+    formats: Formats = None,
+    site_url: SiteUrl = None,
     verbose: Verbose = 0,
+    base_url: BaseUrl = None,
+    timeout: Timeout = None,
+    concurrency: Concurrency = None,
+    max_cost: MaxCost = None,
+    max_tokens: MaxTokens = None,
+    deadline: Deadline = None,
+    dry_run: DryRun = False,
+    fail_on_degraded: FailOnDegraded = False,
 ) -> None:
     """The weekly job: write OUT/<YYYY-Www>.md and print its path."""
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
+        _require_sources(sources)
         settings = load_config(config)
         options = _options(settings, week, fmt, strict, include_published, max_themes, prompts)
-        chat = make_backend(resolve("backend", backend, settings, "auto"),
-                            settings_from_env(resolve("model", model, settings)))
+        options.templates_dir = _templates_dir(templates, settings)
+        wanted = parse_formats(formats)  # bad values are usage errors before any work
+        feed_base(site_url)
+        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
+                             max_tokens, deadline, dry_run)
         state_path = resolve("state", state, settings, digest_home() / "state.sqlite")
-        with Store(state_path) as store:
-            built = build_issue(sources or [], options, backend=chat, store=store, report=run,
-                                stdin=_stdin)
-            path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run)
+        with llm_setup(choices, settings) as llm, Store(state_path) as store:
+            options.budget, options.llm = llm.budget, llm.limits
+            built = build_issue(sources or [], options, backend=llm.backend, store=store,
+                                report=run, stdin=_stdin)
+            if _stop_after_llm(run, dry_run, fail_on_degraded):
+                return
+            path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run,
+                               formats=wanted, templates_dir=options.templates_dir,
+                               site_url=site_url)
         typer.echo(str(path))
 
 
@@ -107,20 +165,59 @@ def summarize(
     strict: Strict = False,
     max_themes: MaxThemes = None,
     prompts: PromptsDir = None,
+    templates: TemplatesDir = None,
     verbose: Verbose = 0,
+    base_url: BaseUrl = None,
+    timeout: Timeout = None,
+    concurrency: Concurrency = None,
+    max_cost: MaxCost = None,
+    max_tokens: MaxTokens = None,
+    deadline: Deadline = None,
+    dry_run: DryRun = False,
+    fail_on_degraded: FailOnDegraded = False,
 ) -> None:
     """On demand: the same pipeline, the issue as Markdown on stdout; the state store is untouched."""
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
+        _require_sources(sources)
         settings = load_config(config)
         options = _options(settings, week, fmt, strict, True, max_themes, prompts)
-        chat = make_backend(resolve("backend", backend, settings, "auto"),
-                            settings_from_env(resolve("model", model, settings)))
-        with Store(":memory:") as store:
-            built = build_issue(sources or [], options, backend=chat, store=store, report=run,
-                                stdin=_stdin)
-        sys.stdout.write(built.markdown)
+        options.templates_dir = _templates_dir(templates, settings)
+        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
+                             max_tokens, deadline, dry_run)
+        with llm_setup(choices, settings) as llm, Store(":memory:") as store:
+            options.budget, options.llm = llm.budget, llm.limits
+            built = build_issue(sources or [], options, backend=llm.backend, store=store,
+                                report=run, stdin=_stdin)
+        if not _stop_after_llm(run, dry_run, fail_on_degraded):
+            sys.stdout.write(built.markdown)
+
+
+def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bool:
+    """True when the run ends before writing: a dry run prints its plan instead; with
+    --fail-on-degraded an issue partly summarised offline is an error (exit 75)."""
+    if dry_run:
+        typer.echo(plan_table(run.llm), nl=False)
+        return True
+    error = degraded_error(run.llm) if fail_on_degraded else None
+    if error is not None:
+        raise error
+    return False
+
+
+def _templates_dir(flag: Path | None, settings: dict[str, Any]) -> Path | None:
+    value = resolve("templates", flag, settings)
+    if value is None:
+        return None
+    if not Path(value).is_dir():
+        raise ConfigError(f"--templates {value}: no such folder")
+    return Path(value)
+
+
+def _require_sources(sources: list[str] | None) -> None:
+    if not sources:
+        raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for stdin")
 
 
 def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,

@@ -120,3 +120,4 @@ class Issue:
     backend: str
     model: str | None
     fallback_themes: tuple[str, ...] = field(default=())
+    cost_usd: float = 0.0  # what the run's LLM calls cost (LLMStats.cost_usd)

@@ -3,7 +3,9 @@
 ``clean_text`` makes text safe and tidy to show: Unicode NFC, invisible and
 direction-changing characters removed, light LaTeX clean-up, whitespace collapsed.
 ``title_key`` is the identity dedup uses for papers without an arXiv id.
-Both are idempotent: applying them twice changes nothing.
+``clean_text`` is idempotent: applying it twice changes nothing (it repeats its
+steps until the text stops changing, because one step can expose work for
+another, e.g. removing a zero-width space joins a letter and its accent).
 """
 
 from __future__ import annotations
@@ -11,19 +13,22 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Zero-width characters, bidi controls, BOM, soft hyphen and Unicode tag characters:
-# invisible in a reader, but they can hide or reorder text.
+from .latex import strip_latex
+
+__all__ = ["clean_text", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
+           "ARXIV_ID"]
+
+# Zero-width characters, bidi controls, BOM, soft hyphen, interlinear annotation marks
+# and Unicode tag characters: invisible in a reader, but they can hide or reorder text.
 _INVISIBLE = re.compile(
-    "[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # lone halves (from JSON "\ud800") cannot be encoded
 _WHITESPACE = re.compile(r"\s+")
-
-_LATEX_COMMAND_WITH_ARG = re.compile(r"\\(?:emph|textbf|textit|texttt|textsc|mathrm|mathbf|"
-                                     r"mathit|mathcal|text|url|mbox)\s*\{([^{}]*)\}")
-_LATEX_INLINE_MATH = re.compile(r"(?<!\\)\$([^$]{1,200}?)(?<!\\)\$")
-_LATEX_ESCAPES = {r"\%": "%", r"\&": "&", r"\_": "_", r"\#": "#", r"\$": "$", "~": " ",
-                  "``": "\u201c", "''": "\u201d"}
+_MAX_PASSES = 6
+_ASCII_WORK = re.compile(r"[\\$`~]|''")  # ASCII that LaTeX clean-up may rewrite
 
 _TYPOGRAPHY = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -34,33 +39,36 @@ _TYPOGRAPHY = str.maketrans({
 _VERSION_TAG = re.compile(r"[\(\[]\s*v\d+\s*[\)\]]\s*$", re.IGNORECASE)
 _NON_WORD = re.compile(r"[\W_]+")
 
+# New-style ids (YYMM.NNNN, YYMM.NNNNN from 2015) and old-style ids (archive[.XX]/YYMMNNN).
 ARXIV_ID = re.compile(
-    r"(?<![\w.])(?:arxiv:\s*)?((?:\d{4}\.\d{4,5})|(?:[a-z][a-z.\-]+/\d{7}))(v\d+)?(?![\w])",
+    r"(?<![\w.])(?:arxiv[:.]\s*)?"
+    r"(?P<id>\d{2}(?:0[1-9]|1[0-2])\.\d{4,5}|(?P<archive>[a-z][a-z\-]+)(?:\.[a-z]{2})?/\d{7})"
+    r"(?P<version>v\d+)?(?!\w)",
     re.IGNORECASE,
 )
+_ARXIV_CONTEXT = re.compile(r"arxiv|huggingface\.co/papers/", re.IGNORECASE)
 
 
 def clean_text(text: str) -> str:
     """Normalize text for display: NFC, no invisible characters, light LaTeX, one-space gaps."""
+    if text.isascii() and not _ASCII_WORK.search(text):  # most titles: one cheap pass is enough
+        return _WHITESPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+    for _ in range(_MAX_PASSES):
+        cleaned = _clean_once(text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def _clean_once(text: str) -> str:
+    text = _SURROGATE.sub("\ufffd", text)
     text = unicodedata.normalize("NFC", text)
     text = _INVISIBLE.sub("", text)
     text = _CONTROL.sub(" ", text)
     text = strip_latex(text)
+    text = unicodedata.normalize("NFC", text)
     return _WHITESPACE.sub(" ", text).strip()
-
-
-def strip_latex(text: str) -> str:
-    """Turn the LaTeX that abstracts commonly carry into plain text."""
-    if "\\" not in text and "$" not in text and "``" not in text:
-        return text
-    previous = None
-    while previous != text:  # nested \emph{\textbf{x}}
-        previous = text
-        text = _LATEX_COMMAND_WITH_ARG.sub(r"\1", text)
-    text = _LATEX_INLINE_MATH.sub(r"\1", text)
-    for escaped, plain in _LATEX_ESCAPES.items():
-        text = text.replace(escaped, plain)
-    return text
 
 
 def title_key(title: str) -> str:
@@ -71,13 +79,24 @@ def title_key(title: str) -> str:
 
 
 def find_arxiv_id(text: str | None) -> tuple[str, str] | None:
-    """Find an arXiv id in an id or URL: (id without version, version suffix or '')."""
+    """Find an arXiv id in an id or URL: (id without version, version suffix or '').
+
+    A bare id ("2401.01234v2", "arXiv:2401.01234", "hep-th/9901001") is taken as is;
+    inside longer text the id counts only next to "arxiv" or a Hugging Face paper
+    URL, so a DOI or an unrelated number is not mistaken for one.
+    """
     if not text:
         return None
+    text = text.strip()
     match = ARXIV_ID.search(text)
     if not match:
         return None
-    return match.group(1).lower(), (match.group(2) or "").lower()
+    if match.span() != (0, len(text)) and not _ARXIV_CONTEXT.search(text):
+        return None
+    arxiv_id = match["id"].lower()
+    if match["archive"]:  # "math.GT/0309136" is "math/0309136"
+        arxiv_id = f"{match['archive'].lower()}/{arxiv_id.rsplit('/', 1)[1]}"
+    return arxiv_id, (match["version"] or "").lower()
 
 
 def arxiv_abs_url(arxiv_id: str, version: str = "") -> str:

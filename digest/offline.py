@@ -91,7 +91,9 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     if low in _BEFORE_NUMBER:
         return not digit
     if low in _FINAL_IF_CAPITAL:
-        return capital and (low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et ")
+        return capital and (
+            low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et "
+        )
     if _INITIAL.fullmatch(word):
         return nxt.rstrip(",;:") in _STARTERS
     # A plain word: a lowercase next word means an unknown abbreviation, unless
@@ -172,7 +174,7 @@ def _shorten(text: str, max_chars: int) -> str:
     for opener, closer in ("()", "[]"):
         if cut.count(opener) > cut.count(closer) and cut.rfind(opener) >= budget / 3:
             cut = cut[: cut.rfind(opener)]
-    cut = cut.rstrip(" ,;:—–-([{\"'“‘") or text[:budget]
+    cut = cut.rstrip(" ,;:—–-([{“‘") or text[:budget]
     return cut + ELLIPSIS
 
 
@@ -217,6 +219,7 @@ _LINK = re.compile(
     r"\b(?:release|open-source)\w* (?:our|the|all) (?:code|data|models?|weights)\b",
     re.IGNORECASE,
 )
+_LINK_HINTS = ("http", "www.", "github", "available", "release", "open-source")
 _NUMBER = re.compile(r"\d[\d.,]*\s?%|\b\d+(?:\.\d+)?[kKMB×x]?\b(?!\))")
 
 
@@ -237,6 +240,12 @@ def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
     return _shorten(_clean(title) or paper.id.strip() or "Untitled paper", max_chars)
 
 
+def _is_link(sentence: str) -> bool:
+    """A URL or a "code is available" sentence (cheap substring test first)."""
+    low = sentence.lower()
+    return any(hint in low for hint in _LINK_HINTS) and bool(_LINK.search(sentence))
+
+
 def _title_name(title: str) -> str | None:
     """The method name of a "Name: subtitle" title, if there is one."""
     head, sep, _ = title.partition(":")
@@ -250,8 +259,13 @@ def _squash(text: str) -> str:
     return re.sub(r"[\s-]+", " ", text.lower())
 
 
+def _find_name(name: str, sentence: str) -> re.Match[str] | None:
+    """Where the title's method name (or its plural) appears as whole words."""
+    return re.search(rf"(?<!\w){re.escape(_squash(name))}(?:e?s)?(?!\w)", _squash(sentence))
+
+
 def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[str]) -> float:
-    if _LINK.search(sentence):
+    if _is_link(sentence):
         return -10.0
     score = 0.0
     contribution = bool(_CONTRIBUTION.search(sentence))
@@ -261,9 +275,10 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
         score += 1.5
     if re.search(r"\bin this (?:paper|work|thesis|article|study)\b", sentence, re.IGNORECASE):
         score += 1.0
-    if name and _squash(name) in _squash(sentence):
+    mention = _find_name(name, sentence) if name else None
+    if mention:
         score += 2.0
-        if _DEFINITION.match(sentence) and _squash(sentence).startswith(_squash(name)):
+        if mention.start() == 0 and _DEFINITION.match(sentence):
             score += 1.5
     if title_terms:
         score += 1.5 * len(title_terms & set(_tokens(sentence))) / len(title_terms)
@@ -372,8 +387,8 @@ def _eligible(text: str, max_chars: int) -> bool:
     return (
         6 <= len(text.split()) <= 45
         and len(text) <= max_chars
-        and text[-1:] in ".!?"
-        and not _LINK.search(text)
+        and text.rstrip(_CLOSERS)[-1:] in ".!?"
+        and not _is_link(text)
         and len(_NUMBER.findall(text)) < 2
     )
 
@@ -424,7 +439,32 @@ def theme_summary(
         best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
         return _shorten(pool[best].text, max_chars)
     chosen.sort(key=lambda c: (c.role, c.paper, c.index))
-    return " ".join(c.text for c in chosen)
+    sentences = _attribute([c.text for c in chosen])
+    while len(sentences) > 1 and len(" ".join(sentences)) > max_chars:
+        sentences.pop()
+    return " ".join(sentences)
+
+
+# "We propose X" is right inside an abstract but wrong in a summary of several papers:
+# say whose work it is instead ("One paper proposes X", "Another introduces Y").
+_FIRST_PERSON_OPENING = re.compile(
+    r"^(?:We|This (?:paper|work|study))\s+(propose|introduce|present|develop|release|build|provide|"
+    r"design|describe|study|investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e)s?\b")
+_WHOSE = ("One paper", "Another", "A third", "Another")
+
+
+def _attribute(sentences: list[str]) -> list[str]:
+    attributed = []
+    count = 0
+    for text in sentences:
+        match = _FIRST_PERSON_OPENING.match(text)
+        if match:
+            verb = match[1][:-1] + "ies" if match[1].endswith("y") else match[1] + "s"
+            text = f"{_WHOSE[min(count, len(_WHOSE) - 1)]} {verb}{text[match.end():]}"
+            text = re.sub(r"\b([Oo])ur\b", lambda m: "Its" if m[1] == "O" else "its", text)
+            count += 1
+        attributed.append(text)
+    return attributed
 
 
 def _select(

@@ -20,11 +20,12 @@ from .dedup import deduplicate
 from .ingest import load_sources
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Stats
+from .outputs import publish
 from .prompts import Prompts
 from .render import Renderer
-from .report import RunReport, write_atomic
+from .report import RunReport
 from .state import Store
-from .summarize import Summarizer
+from .summarize import RunLimits, Summarizer
 from .themes import group_papers
 from .tokens import TokenCounter
 from .weeks import current_week, parse_week
@@ -42,6 +43,7 @@ class Options:
     include_published: bool = False
     max_themes: int = 10
     budget: Budget = field(default_factory=Budget)
+    llm: RunLimits = field(default_factory=RunLimits)
     prompts_dir: Path | None = None
     templates_dir: Path | None = None
 
@@ -70,8 +72,9 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     themes = group_papers(papers, max_themes=options.max_themes)
     summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
                             counter=TokenCounter(backend.model if backend else None),
-                            budget=options.budget, store=store, nonce=_nonce(papers))
-    batches = plan_batches(themes, by_id, summarizer.paper_tokens, options.budget)
+                            budget=options.budget, store=store, nonce=_nonce(papers),
+                            limits=options.llm)
+    batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
     summaries = summarizer.summarize(themes, by_id, batches)
 
     stats = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
@@ -80,7 +83,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                   themes=len(themes), batches=len(batches))
     sections = tuple(IssueSection(theme, summary, tuple(by_id[pid] for pid in theme.paper_ids))
                      for theme, summary in zip(themes, summaries))
-    issue = Issue(week=options.week, start=start, end=end, intro=compose_intro(sections),
+    intro = summarizer.intro(fallback=compose_intro(sections))
+    issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
                   model=summarizer.stats.model,
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
@@ -94,14 +98,16 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     return Built(issue, markdown)
 
 
-def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport) -> Path:
-    """Write ``OUT/<week>.md`` atomically and record its papers as published."""
-    path = Path(out_dir) / f"{built.issue.week}.md"
-    write_atomic(path, built.markdown)
+def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
+                formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
+                site_url: str | None = None) -> Path:
+    """Write ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and ``feed.xml``
+    atomically, record the issue's papers as published, and return the Markdown's path."""
+    paths = publish(built.issue, Path(out_dir), formats=formats,
+                    renderer=Renderer(templates_dir), site_url=site_url)
     store.record_issue(built.issue.week, (p.id for s in built.issue.sections for p in s.papers))
-    report.outputs["markdown"] = str(path)
-    logger.info("wrote %s", path)
-    return path
+    report.outputs.update({key: str(path) for key, path in paths.items()})
+    return paths["markdown"]
 
 
 def compose_intro(sections: Sequence[IssueSection]) -> str:

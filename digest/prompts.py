@@ -2,6 +2,10 @@
 
 Templates are trusted files; paper text only ever enters them as variables.
 StrictUndefined turns a misspelt variable into an error instead of a silent gap.
+``system`` is the same for every call of a run and each task's instructions come
+before its data, so the prompt prefix stays identical and providers' prompt
+caching applies. ``theme_naming`` is included by ``theme_summary`` and ``merge``:
+a theme is named in the same call that summarises it, at no extra call.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import jinja2
 
 from .errors import TemplateError
 
-TEMPLATE_NAMES = ("system", "theme_summary", "merge", "repair")
+TEMPLATE_NAMES = ("system", "theme_summary", "theme_naming", "merge", "intro", "repair")
 
 
 def default_prompts_dir() -> Path:

@@ -1,16 +1,21 @@
 """The state store: one SQLite file that remembers across runs.
 
-What went out in which issue (so next week's issue does not repeat it), and the
-LLM response cache (so a re-run makes no calls). Schema changes are append-only
-migrations, numbered; a store written by a newer digest is refused, not damaged.
+What went out in which issue (so next week's issue does not repeat it), the
+LLM response cache (so a re-run makes no calls) and the ledger of LLM calls
+(tokens, latency, outcome, cost). Schema changes are append-only migrations,
+numbered; a store written by a newer digest is refused, not damaged. The
+connection is not for sharing between threads: the summarize stage touches
+the store from its main thread only.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from .errors import StateError
 
@@ -23,7 +28,37 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE llm_cache (key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,
                             created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
     """,
+    # 2: the LLM call ledger; cache rows say what they were keyed by.
+    """
+    CREATE TABLE llm_calls (id INTEGER PRIMARY KEY,
+                            at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+                            model TEXT NOT NULL, task TEXT NOT NULL,
+                            prompt_hash TEXT NOT NULL, cache_key TEXT NOT NULL,
+                            prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+                            cached_tokens INTEGER NOT NULL, latency_ms INTEGER NOT NULL,
+                            retries INTEGER NOT NULL, outcome TEXT NOT NULL,
+                            cost_usd REAL NOT NULL);
+    ALTER TABLE llm_cache ADD COLUMN prompt_hash TEXT;
+    ALTER TABLE llm_cache ADD COLUMN params TEXT;
+    """,
 )
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One LLM call as the ledger keeps it. No prompt text, no key: hashes and numbers."""
+
+    model: str
+    task: str
+    prompt_hash: str
+    cache_key: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    latency_ms: int
+    retries: int
+    outcome: str
+    cost_usd: float
 
 
 class Store:
@@ -91,6 +126,24 @@ class Store:
         row = self._db.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def cache_response(self, key: str, model: str, response: dict) -> None:
-        self._db.execute("INSERT OR REPLACE INTO llm_cache (key, model, response) VALUES (?, ?, ?)",
-                         (key, model, json.dumps(response, sort_keys=True)))
+    def cache_response(self, key: str, model: str, response: dict, *,
+                       prompt_hash: str | None = None,
+                       params: Mapping[str, Any] | None = None) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO llm_cache (key, model, response, prompt_hash, params) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (key, model, json.dumps(response, sort_keys=True), prompt_hash,
+             json.dumps(params, sort_keys=True) if params is not None else None))
+
+    # LLM call ledger --------------------------------------------------------------------
+
+    def record_call(self, record: CallRecord) -> None:
+        columns = ", ".join(f.name for f in fields(CallRecord))
+        marks = ", ".join("?" for _ in fields(CallRecord))
+        self._db.execute(f"INSERT INTO llm_calls ({columns}) VALUES ({marks})", astuple(record))
+
+    def calls(self) -> list[CallRecord]:
+        """Every call in the ledger, oldest first."""
+        columns = ", ".join(f.name for f in fields(CallRecord))
+        rows = self._db.execute(f"SELECT {columns} FROM llm_calls ORDER BY id")
+        return [CallRecord(*row) for row in rows]

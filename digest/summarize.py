@@ -1,271 +1,351 @@
-"""Summarize: a summary and one gist per paper for every theme.
+"""Summarize: a title, a summary and one gist per paper for every theme, and the intro.
 
-With a chat backend, each batch goes out through the prompt templates; the answer
-must be JSON that passes ``validate_batch_answer``, or it gets one repair request,
-and then the offline summarizer takes that batch ("summarised offline" in the
-issue). A theme of several batches is merged by a reduce prompt. No paper is ever
-lost: every paper gets a gist from somewhere. Answers are cached in the store.
+With a chat backend each batch goes out through the prompt templates; its answer
+must pass ``llm.answers.check_batch`` or it gets one repair request, and then the
+offline summarizer takes that batch ("summarised offline" in the issue). A theme
+of several batches is merged by a reduce prompt over the batch summaries, in as
+many rounds as the token budget needs. No paper is ever lost: every paper gets a
+gist from somewhere. Calls run in parallel through ``llm.runner.CallRunner``
+(cache, ledger, budgets, circuit breaker); results are assembled in theme order,
+so the issue is the same whatever order the answers arrive in.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-import re
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from functools import partial
 
 from . import offline
 from .chunk import Budget
-from .errors import LLMError, LLMUnavailable
-from .llm import ChatBackend, ChatRequest, Completion
+from .llm import ChatBackend
+from .llm.answers import (
+    INTRO_SCHEMA,
+    MAX_TITLE_CHARS,
+    MAX_TITLE_WORDS,
+    MERGE_SCHEMA,
+    SUMMARY_SCHEMA,
+    BatchAnswer,
+    MergeAnswer,
+    check_batch,
+    check_intro,
+    check_merge,
+)
+from .llm.runner import Call, CallRunner, LLMStats, RunLimits
 from .models import Batch, Paper, Theme, ThemeSummary
-from .normalize import title_key
 from .prompts import Prompts
 from .state import Store
 from .tokens import TokenCounter
 
-logger = logging.getLogger("digest.summarize")
+__all__ = ["LLMStats", "RunLimits", "Summarizer"]
 
-MAX_SUMMARY_CHARS = 1_200
-MAX_GIST_CHARS = 400
 GIST_WORDS = 30
 SUMMARY_SENTENCES = "2-3"
-# Links, images, HTML tags, and lines that would start Markdown blocks.
-_MARKUP = re.compile(r"https?://|www\.|\]\(|!\[|<[a-zA-Z/!]|`|^\s*(#|[-*+]\s|\d+\.\s|>|\|)",
-                     re.MULTILINE)
-
-
-@dataclass
-class LLMStats:
-    """The run report's ``llm`` block."""
-
-    backend: str
-    model: str | None
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failed_calls: int = 0
-    fallbacks: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    abstract_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+# Typical answer sizes, for --max-cost/--max-tokens reservations and --dry-run estimates
+# (the chunker budgets with padded worst cases instead).
+EXPECTED_GIST_TOKENS = 50
+EXPECTED_SUMMARY_TOKENS = 150
+MERGE_OUTPUT_TOKENS = 150
+INTRO_OUTPUT_TOKENS = 120
+_SLACK_TOKENS = 60  # keywords, message framing, a schema the server may add to the prompt
 
 
 @dataclass(frozen=True)
 class _Part:
+    """A summary of some of a theme's papers, with their gists."""
+
     summary: str
     gists: dict[str, str]
+    paper_ids: tuple[str, ...]
     offline: bool
-
-
-Validator = Callable[[Any], list[str]]
+    title: str | None = None
 
 
 class Summarizer:
-    """Runs the summarize stage for a set of themes and their batches."""
+    """Runs the summarize stage: ``summarize`` for the themes, then ``intro`` for the issue."""
 
     def __init__(self, backend: ChatBackend | None, *, prompts: Prompts, counter: TokenCounter,
-                 budget: Budget, store: Store | None = None, nonce: str = "0"):
+                 budget: Budget, store: Store | None = None, nonce: str = "0",
+                 limits: RunLimits | None = None):
         self.backend = backend
         self.prompts = prompts
         self.counter = counter
-        self.budget = budget
-        self.store = store
         self.nonce = nonce
+        self.limits = limits or RunLimits()
+        if backend is not None:
+            self.limits = self.limits.priced(backend.model)
         self.stats = LLMStats(backend=backend.name if backend else "offline",
-                              model=backend.model if backend else None)
+                              model=backend.model if backend else None,
+                              dry_run=self.limits.dry_run)
         self._system = prompts.render("system", nonce=nonce)
+        self._jobs: list[_ThemeJob] = []
+        self._batches_left = 0
+        self._intro: str | None = None
+        self.budget = replace(budget, prompt_overhead=self._prompt_overhead())
+        self._runner = None if backend is None else CallRunner(
+            backend, stats=self.stats, counter=counter, limits=self.limits, store=store,
+            repair_message=lambda problems: prompts.render("repair", problems=problems))
 
     def paper_tokens(self, paper: Paper) -> int:
         """Prompt tokens one paper costs inside a batch (what the chunker budgets)."""
         return self.counter.count(f"[P00] {paper.title}\n{paper.abstract}\n")
 
+    # The themes ------------------------------------------------------------------------
+
     def summarize(self, themes: Sequence[Theme], papers: Mapping[str, Paper],
                   batches: Sequence[Batch]) -> list[ThemeSummary]:
-        results = []
-        for index, theme in enumerate(themes):
-            theme_batches = [b for b in batches if b.theme_index == index]
-            parts = [self._summarize_batch(theme, [papers[p] for p in b.paper_ids])
-                     for b in theme_batches]
-            theme_papers = [papers[pid] for pid in theme.paper_ids]
-            results.append(self._combine(theme, theme_papers, parts))
-        self.stats.abstract_tokens = sum(
-            self.counter.count(f"{p.title}\n{p.abstract}") for b in batches
-            for p in (papers[pid] for pid in b.paper_ids))
-        self.stats.retries = self.backend.retries if self.backend else 0
+        started = time.monotonic()
+        self.stats.abstract_tokens = sum(self.counter.count(f"{papers[pid].title}\n"
+                                                            f"{papers[pid].abstract}")
+                                         for batch in batches for pid in batch.paper_ids)
+        jobs = [_ThemeJob(self, theme, [[papers[pid] for pid in b.paper_ids]
+                                        for b in batches if b.theme_index == index])
+                for index, theme in enumerate(themes)]
+        self._jobs = jobs
+        self._batches_left = sum(len(job.batches) for job in jobs)
+        for job in jobs:
+            job.start()
+        if self._runner is not None:
+            self._runner.run()
+        results = _distinct_titles([job.result() for job in jobs])
+        if self.backend is not None and not self.limits.dry_run:
+            self.stats.fallback_themes = [summary.title or theme.title for theme, summary
+                                          in zip(themes, results, strict=True) if summary.offline]
+        self._finish(started)
         return results
 
-    # One batch ---------------------------------------------------------------------------
+    def intro(self, *, fallback: str) -> str:
+        """Two or three sentences opening the issue; ``fallback`` when there is no LLM answer.
 
-    def _summarize_batch(self, theme: Theme, batch_papers: list[Paper]) -> _Part:
-        if self.backend is None:
-            return _offline_part(theme, batch_papers)
-        refs = {f"P{i}": paper for i, paper in enumerate(batch_papers, start=1)}
+        The intro is asked for inside ``summarize``, as soon as every batch is answered: it
+        needs the themes' titles and summaries but no merge, so it runs beside the merges.
+        """
+        return self._intro or fallback
+
+    # Calls, one per question -----------------------------------------------------------
+
+    def ask_batch(self, theme: Theme, batch: list[Paper], priority: int,
+                  on_done: Callable[[_Part], None]) -> None:
+        refs = {f"P{i}": paper for i, paper in enumerate(batch, start=1)}
         user = self.prompts.render(
-            "theme_summary", theme_title=theme.title, nonce=self.nonce, gist_words=GIST_WORDS,
-            summary_sentences=SUMMARY_SENTENCES,
+            "theme_summary", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
             papers=[{"ref": ref, "title": p.title, "abstract": p.abstract}
                     for ref, p in refs.items()])
-        answer = self._ask(user, lambda data: validate_batch_answer(data, refs))
-        if answer is None:
-            self.stats.fallbacks += 1
-            logger.warning("theme %r: summarised offline after an unusable answer", theme.title)
-            return _offline_part(theme, batch_papers)
-        gists = {refs[ref].id: _tidy(text) for ref, text in answer["gists"].items()}
-        return _Part(_tidy(answer["summary"]), gists, offline=False)
 
-    def _combine(self, theme: Theme, theme_papers: list[Paper], parts: list[_Part]) -> ThemeSummary:
-        gists = {pid: text for part in parts for pid, text in part.gists.items()}
+        def done(answer: BatchAnswer | None) -> None:
+            if answer is None:
+                on_done(offline_part(theme, batch))
+            else:
+                on_done(_Part(answer.summary, {refs[r].id: g for r, g in answer.gists.items()},
+                              tuple(p.id for p in batch), offline=False, title=answer.title))
+
+        self._submit(Call(
+            "summary", theme.title, self._messages(user), check=lambda d: check_batch(d, refs),
+            on_done=done, max_tokens=self.budget.max_output_tokens,
+            expected_output=EXPECTED_SUMMARY_TOKENS + EXPECTED_GIST_TOKENS * len(batch),
+            schema=SUMMARY_SCHEMA, priority=priority))
+
+    def reduce(self, theme: Theme, parts: list[_Part], papers: Mapping[str, Paper],
+               on_done: Callable[[_Part], None]) -> None:
+        """Merge part summaries into one, in rounds of groups that fit the input budget."""
+        groups = self._merge_groups(parts)
+        if len(groups) == 1:
+            self._ask_merge(theme, parts, papers, on_done, priority=1)
+            return
+        merged: list[_Part | None] = [None] * len(groups)
+
+        def group_done(index: int, part: _Part) -> None:
+            merged[index] = part
+            if all(m is not None for m in merged):
+                self.reduce(theme, [m for m in merged if m is not None], papers, on_done)
+
+        for index, group in enumerate(groups):
+            self._ask_merge(theme, group, papers, partial(group_done, index), priority=2)
+
+    def _ask_merge(self, theme: Theme, parts: list[_Part], papers: Mapping[str, Paper],
+                   on_done: Callable[[_Part], None], *, priority: int) -> None:
+        refs = [f"S{i}" for i in range(1, len(parts) + 1)]
+        paper_ids = tuple(pid for part in parts for pid in part.paper_ids)
+        gists = {pid: gist for part in parts for pid, gist in part.gists.items()}
+        user = self.prompts.render(
+            "merge", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
+            parts=[{"ref": ref, "title": part.title or "", "summary": part.summary}
+                   for ref, part in zip(refs, parts, strict=True)])
+        first_title = next((part.title for part in parts if part.title), None)
         any_offline = any(part.offline for part in parts)
+
+        def done(answer: MergeAnswer | None) -> None:
+            if answer is None:
+                text = offline.theme_summary([papers[pid] for pid in paper_ids],
+                                             keywords=theme.keywords)
+                on_done(_Part(text, gists, paper_ids, offline=True, title=first_title))
+            else:
+                on_done(_Part(answer.summary, gists, paper_ids, offline=any_offline,
+                              title=answer.title or first_title))
+
+        self._submit(Call(
+            "merge", theme.title, self._messages(user), check=lambda d: check_merge(d, refs),
+            on_done=done, max_tokens=min(600, self.budget.max_output_tokens),
+            expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority))
+
+    def batch_answered(self) -> None:
+        """Counts answered batches; after the last one, asks for the intro."""
+        self._batches_left -= 1
+        if self._batches_left == 0 and self._runner is not None:
+            self._ask_intro()
+
+    def _ask_intro(self) -> None:
+        material = [_intro_material(job) for job in self._jobs if job.batches]
+        if not material:
+            return
+        refs = [f"T{i}" for i in range(1, len(material) + 1)]
+
+        def done(intro: str | None) -> None:
+            self._intro = intro
+
+        self._submit(Call(
+            "intro", "the issue", self._messages(self._intro_prompt(material, refs)),
+            check=lambda data: check_intro(data, refs), on_done=done,
+            max_tokens=min(500, self.budget.max_output_tokens),
+            expected_output=INTRO_OUTPUT_TOKENS, schema=INTRO_SCHEMA, priority=1))
+
+    def _submit(self, call: Call) -> None:
+        if self._runner is None:
+            call.on_done(None)
+        else:
+            self._runner.submit(call)
+
+    # Prompt pieces ---------------------------------------------------------------------
+
+    def _messages(self, user: str) -> tuple[dict[str, str], ...]:
+        return ({"role": "system", "content": self._system}, {"role": "user", "content": user})
+
+    def _style(self) -> dict[str, object]:
+        return {"summary_sentences": SUMMARY_SENTENCES, "gist_words": GIST_WORDS,
+                "title_chars": MAX_TITLE_CHARS, "title_words": MAX_TITLE_WORDS - 2}
+
+    def _prompt_overhead(self) -> int:
+        """Tokens of one batch prompt around its papers: what the chunker must leave free."""
+        empty = self.prompts.render("theme_summary", nonce=self.nonce, keywords="",
+                                    papers=[], **self._style())
+        return self.counter.count(self._system) + self.counter.count(empty) + _SLACK_TOKENS
+
+    def _merge_groups(self, parts: list[_Part]) -> list[list[_Part]]:
+        """Consecutive groups of at least two parts whose summaries fit one merge prompt."""
+        room = self.budget.input_tokens
+        groups: list[list[_Part]] = [[]]
+        used = 0
+        for part in parts:
+            tokens = self.counter.count(part.summary) + 20
+            if len(groups[-1]) >= 2 and used + tokens > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(part)
+            used += tokens
+        if len(groups) > 1 and len(groups[-1]) == 1:  # a lone last part joins its neighbour
+            groups[-2] += groups.pop()
+        return groups
+
+    def _intro_prompt(self, material: list[dict[str, object]], refs: list[str]) -> str:
+        """The intro prompt, with summaries shortened to fit the budget if need be."""
+        n_papers = sum(int(str(m["papers"])) for m in material)
+        for detail in (lambda text: text, _first_sentence, lambda text: ""):
+            prompt = self.prompts.render(
+                "intro", nonce=self.nonce, n_papers=n_papers, n_themes=len(material),
+                themes=[{**m, "ref": ref, "summary": detail(str(m["summary"]))}
+                        for ref, m in zip(refs, material, strict=True)])
+            if self.counter.count(prompt) <= self.budget.input_tokens:
+                break
+        return prompt
+
+    def _finish(self, started: float) -> None:
+        self.stats.wall_s += time.monotonic() - started
+        self.stats.degraded = (self.backend is not None and not self.limits.dry_run
+                               and self.stats.fallbacks > 0)
+
+
+class _ThemeJob:
+    """One theme on its way through the stage: batch answers in, one ThemeSummary out."""
+
+    def __init__(self, owner: Summarizer, theme: Theme, batches: list[list[Paper]]):
+        self.owner = owner
+        self.theme = theme
+        self.batches = batches
+        self.papers = {p.id: p for batch in batches for p in batch}
+        self.parts: list[_Part | None] = [None] * len(batches)
+        self.summary: ThemeSummary | None = None
+
+    def start(self) -> None:
+        if not self.batches:
+            self.summary = ThemeSummary("", {})
+        if self.owner.backend is None:
+            for index, batch in enumerate(self.batches):
+                self._batch_done(index, offline_part(self.theme, batch))
+            return
+        # Batches go before merges and the intro, and those of a theme that needs a merge
+        # go first of all: a call waits behind them.
+        priority = 3 if len(self.batches) > 1 else 2
+        for index, batch in enumerate(self.batches):
+            self.owner.ask_batch(self.theme, batch, priority, partial(self._batch_done, index))
+
+    def result(self) -> ThemeSummary:
+        assert self.summary is not None, f"theme {self.theme.title!r} was never summarised"
+        return self.summary
+
+    def _batch_done(self, index: int, part: _Part) -> None:
+        self.parts[index] = part
+        self.owner.batch_answered()
+        parts = [p for p in self.parts if p is not None]
+        if len(parts) < len(self.parts):
+            return
         if len(parts) == 1:
-            return ThemeSummary(parts[0].summary, gists, offline=any_offline)
-        if self.backend is None or all(part.offline for part in parts):
-            return ThemeSummary(offline.theme_summary(theme_papers, keywords=theme.keywords),
-                                gists, offline=True)
-        user = self.prompts.render("merge", theme_title=theme.title, nonce=self.nonce,
-                                   summary_sentences=SUMMARY_SENTENCES,
-                                   parts=[part.summary for part in parts])
-        answer = self._ask(user, validate_merge_answer)
-        if answer is None:
-            self.stats.fallbacks += 1
-            return ThemeSummary(offline.theme_summary(theme_papers, keywords=theme.keywords),
-                                gists, offline=True)
-        return ThemeSummary(_tidy(answer["summary"]), gists, offline=any_offline)
+            self._done(parts[0])
+        elif all(p.offline for p in parts) and not self.owner.limits.dry_run:
+            theme_papers = [self.papers[pid] for pid in self.theme.paper_ids
+                            if pid in self.papers]
+            gists = {pid: gist for p in parts for pid, gist in p.gists.items()}
+            self._done(_Part(offline.theme_summary(theme_papers, keywords=self.theme.keywords),
+                             gists, tuple(self.papers), offline=True))
+        else:
+            self.owner.reduce(self.theme, parts, self.papers, self._done)
 
-    # One question, with cache and one repair -------------------------------------------
-
-    def _ask(self, user: str, validate: Validator) -> dict[str, Any] | None:
-        question: tuple[dict[str, str], ...] = (
-            {"role": "system", "content": self._system}, {"role": "user", "content": user})
-        messages = question
-        for attempt in ("first", "repair"):
-            completion = self._complete(messages)
-            if completion is None:
-                return None
-            data, problems = _parse_and_validate(completion, validate)
-            if not problems:
-                self._remember(question, data)  # a re-run asks the question, not the repair
-                return data
-            logger.warning("llm answer rejected (%s): %s", attempt, "; ".join(problems))
-            messages = (*messages, {"role": "assistant", "content": completion.text},
-                        {"role": "user", "content": self.prompts.render("repair", problems=problems)})
-        self.stats.failed_calls += 1
-        return None
-
-    def _complete(self, messages: tuple[dict[str, str], ...]) -> Completion | None:
-        assert self.backend is not None
-        cached = self.store.cached_response(self._cache_key(messages)) if self.store else None
-        if cached is not None:
-            self.stats.cache_hits += 1
-            return Completion(json.dumps(cached), 0, 0)
-        request = ChatRequest(messages, max_tokens=self.budget.max_output_tokens)
-        try:
-            self.stats.calls += 1
-            completion = self.backend.complete(request)
-        except LLMUnavailable as error:
-            logger.error("%s; finishing the issue offline", error)
-            self.stats.failed_calls += 1
-            self.backend = None  # circuit open: no more calls this run
-            return None
-        except LLMError as error:
-            logger.error("%s", error)
-            self.stats.failed_calls += 1
-            return None
-        self.stats.prompt_tokens += completion.prompt_tokens or self._count_messages(messages)
-        self.stats.completion_tokens += (completion.completion_tokens
-                                         or self.counter.count(completion.text))
-        return completion
-
-    def _remember(self, messages: tuple[dict[str, str], ...], data: dict[str, Any]) -> None:
-        if self.store is not None and self.backend is not None:
-            self.store.cache_response(self._cache_key(messages), self.backend.model, data)
-
-    def _cache_key(self, messages: tuple[dict[str, str], ...]) -> str:
-        assert self.backend is not None
-        payload = json.dumps({"model": self.backend.model, "messages": messages,
-                              "max_tokens": self.budget.max_output_tokens}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
-
-    def _count_messages(self, messages: Sequence[Mapping[str, str]]) -> int:
-        return sum(self.counter.count(m["content"]) + 4 for m in messages)
+    def _done(self, part: _Part) -> None:
+        self.summary = ThemeSummary(part.summary, part.gists, offline=part.offline,
+                                    title=part.title)
 
 
-def _offline_part(theme: Theme, batch_papers: list[Paper]) -> _Part:
-    return _Part(offline.theme_summary(batch_papers, keywords=theme.keywords),
-                 {p.id: offline.paper_gist(p) for p in batch_papers}, offline=True)
+def offline_part(theme: Theme, batch: list[Paper]) -> _Part:
+    return _Part(offline.theme_summary(batch, keywords=theme.keywords),
+                 {p.id: offline.paper_gist(p) for p in batch}, tuple(p.id for p in batch),
+                 offline=True)
 
 
-def _parse_and_validate(completion: Completion, validate: Validator) -> tuple[Any, list[str]]:
-    if completion.finish_reason == "length":
-        return None, ["the answer was cut off; write shorter gists"]
-    try:
-        data = parse_json_answer(completion.text)
-    except ValueError as error:
-        return None, [str(error)]
-    return data, validate(data)
+def _intro_material(job: _ThemeJob) -> dict[str, object]:
+    """A theme as the intro prompt shows it: its title and its first (most central) batch."""
+    parts = [p for p in job.parts if p is not None]
+    title = next((p.title for p in parts if p.title), None) or job.theme.title
+    return {"title": title, "papers": len(job.theme.paper_ids),
+            "summary": parts[0].summary if parts else ""}
 
 
-def parse_json_answer(text: str) -> Any:
-    """The JSON object in a model's answer, tolerating code fences and chatter around it."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("the answer holds no JSON object")
-    try:
-        return json.loads(text[start:end + 1])
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the answer is not valid JSON ({error.msg})") from None
+def _distinct_titles(summaries: list[ThemeSummary]) -> list[ThemeSummary]:
+    """A title already taken by an earlier theme is dropped (that theme keeps its label)."""
+    seen: set[str] = set()
+    results = []
+    for summary in summaries:
+        key = (summary.title or "").casefold()
+        if key and key in seen:
+            summary = replace(summary, title=None)
+        seen.add(key)
+        results.append(summary)
+    return results
 
 
-def validate_batch_answer(data: Any, refs: Mapping[str, Paper]) -> list[str]:
-    """Everything wrong with a batch answer; an empty list means usable."""
-    if not isinstance(data, dict):
-        return ["the answer must be a JSON object"]
-    problems = _prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS)
-    gists = data.get("gists")
-    if not isinstance(gists, dict):
-        return [*problems, "'gists' must be an object keyed by paper id"]
-    unknown = sorted(set(gists) - set(refs))
-    missing = sorted(set(refs) - set(gists), key=lambda r: int(r[1:]))
-    if unknown:
-        problems.append(f"unknown ids {', '.join(map(str, unknown))}")
-    if missing:
-        problems.append(f"no gist for {', '.join(missing)}")
-    for ref, gist in gists.items():
-        if ref in refs:
-            problems += _prose_problems(f"gist {ref}", gist, MAX_GIST_CHARS)
-            if isinstance(gist, str) and _copies_opening(gist, refs[ref]):
-                problems.append(f"gist {ref} copies the abstract's first sentence")
-    return problems
+def _keywords(theme: Theme) -> str:
+    return ", ".join(theme.keywords) or theme.title
 
 
-def validate_merge_answer(data: Any) -> list[str]:
-    if not isinstance(data, dict):
-        return ["the answer must be a JSON object"]
-    return _prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS)
-
-
-def _prose_problems(name: str, value: Any, max_chars: int) -> list[str]:
-    if not isinstance(value, str) or not value.strip():
-        return [f"{name} is missing or empty"]
-    problems = []
-    if len(value) > max_chars:
-        problems.append(f"{name} is longer than {max_chars} characters")
-    if _MARKUP.search(value):
-        problems.append(f"{name} contains links or markup; write plain prose")
-    return problems
-
-
-def _copies_opening(gist: str, paper: Paper) -> bool:
-    sentences = offline.split_sentences(paper.abstract)
-    return bool(sentences) and title_key(sentences[0]) == title_key(gist)
-
-
-def _tidy(text: str) -> str:
-    return " ".join(text.split())
+def _first_sentence(text: str) -> str:
+    sentences = offline.split_sentences(text)
+    return sentences[0] if sentences else text

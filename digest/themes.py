@@ -25,6 +25,7 @@ import logging
 import math
 import re
 from collections import Counter
+from itertools import combinations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -34,7 +35,7 @@ from scipy import sparse
 from sklearn.cluster import KMeans
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer
-from sklearn.metrics import silhouette_score
+from sklearn.metrics import adjusted_rand_score
 from sklearn.preprocessing import normalize
 
 from .errors import ConfigError
@@ -45,13 +46,31 @@ log = logging.getLogger("digest.themes")
 OTHER_TITLE = "Other"
 OTHER = -1  # label of papers with no usable term
 KEYWORDS_PER_THEME = 5
+COMPLETION_SHARE = 0.7  # a bigram is completed by a third word seen after it this often
 TITLE_SEPARATOR = " · "
 
-# Words too common in paper listings to name or separate a theme on their own.
-WEAK_WORDS = frozenset(
-    ["propose", "proposed", "proposes", "proposing", "method", "methods", "model", "models", "modeling", "approach", "approaches", "paper", "papers", "result", "results", "show", "shows", "shown", "showing", "novel", "based", "using", "use", "used", "uses", "performance", "task", "tasks", "state", "art", "existing", "new", "work", "works", "experiment", "experiments", "experimental", "demonstrate", "demonstrates", "demonstrated", "achieve", "achieves", "achieved", "achieving", "outperform", "outperforms", "outperforming", "significant", "significantly", "effective", "effectively", "extensive", "framework", "frameworks", "present", "presents", "presented", "introduce", "introduces", "introduced", "study", "studies", "studied", "investigate", "investigated", "different", "various", "recent", "recently", "large", "small", "high", "low", "good", "better", "best", "obtain", "obtained", "find", "found", "consider", "considered", "given", "case", "cases", "terms", "number", "order", "provide", "provides", "general", "important", "key", "main", "simple", "able", "make", "makes", "way", "ways", "problem", "problems", "furthermore", "moreover", "finally", "addition", "particular", "respectively", "including", "improve", "improved", "improves", "improving", "improvement", "approach", "via", "well", "like", "code", "available", "github", "com", "http", "https", "www"]
-)
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"et", "al", "ie", "eg", "vs", "wrt"}
+# Words too common in paper listings to name or separate a theme on their own. They are
+# still allowed in a bigram next to a strong word: "language models", "multi agent".
+_WEAK = """
+    propose proposed proposes proposing method methods model models modeling approach approaches
+    paper papers result results show shows shown showing novel based using use used uses
+    performance task tasks state art existing new work works experiment experiments experimental
+    demonstrate demonstrates demonstrated achieve achieves achieved achieving outperform
+    outperforms outperforming significant significantly effective effectively extensive framework
+    frameworks present presents presented introduce introduces introduced study studies studied
+    investigate investigated different various recent recently small high low good better best
+    obtain obtained find found consider considered given case cases terms number order provide
+    provides general important key main simple able make makes way ways problem problems
+    furthermore moreover finally addition particular respectively including improve improved
+    improves improving improvement via like code available analysis data time effect effects
+    property properties function functions system systems structure process processes non multi
+    self pre co sub semi prove proves proved let observed observation observations type types
+    related certain possible second first allow allows allowing leads lead use general generally
+    """
+WEAK_WORDS = frozenset(_WEAK.split())
+# Dropped like English stop words, so "large language models" gives "language models".
+STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"et", "al", "ie", "eg", "vs", "wrt", "large", "com"}
+STOP_WORDS |= {"http", "https", "www", "github"}
 
 _MATH = re.compile(r"\$[^$]*\$")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -93,10 +112,11 @@ class TfidfThemes:
     """The default backend: TF-IDF → LSA → k-means, k chosen by silhouette."""
 
     lsa_dimensions: int = 100
-    n_init: int = 4
-    silhouette_sample: int = 2000
-    papers_per_theme_squared: float = 3.0  # target k = sqrt(n / this)
-    target_penalty: float = 0.03  # silhouette given up per unit of |log(k / target)|
+    restarts: int = 4  # k-means runs per k; their agreement measures how real a k is
+    themes_per_decade: float = 3.0  # target k = this × log10(n papers)
+    window: tuple[float, float] = (0.7, 1.5)  # k tried: this range × target
+    target_penalty: float = 0.3  # agreement given up per unit of |log(k / target)|
+    selection_sample: int = 2500  # papers used to choose k (all are clustered)
     max_share: float = 0.35  # a bigger theme is split in two while there is room
 
     def group(self, papers: Sequence[Paper], *, max_themes: int, seed: int) -> list[Theme]:
@@ -122,34 +142,54 @@ class TfidfThemes:
         return normalize(svd.fit_transform(tfidf))
 
     def _cluster(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
+        """k-means at the most reproducible k near the size-based target, then tidied."""
         n = len(vectors)
-        smallest = min_theme_size(n)
-        distinct = len(np.unique(vectors.round(6), axis=0))
-        k_max = min(max_themes, n // smallest, distinct)
-        if k_max < 2:
+        candidates = self.candidate_ks(n, max_themes, distinct=_distinct_rows(vectors))
+        if not candidates:
             return np.zeros(n, dtype=int)
-        target = math.sqrt(n / self.papers_per_theme_squared)
-        best: tuple[float, np.ndarray] | None = None
-        for k in range(2, k_max + 1):
-            labels = self._kmeans(vectors, k, seed)
-            score = self._silhouette(vectors, labels, seed)
-            score -= self.target_penalty * abs(math.log(k / target))
-            log.debug("k=%d adjusted silhouette=%.4f", k, score)
-            if best is None or score > best[0]:
-                best = (score, labels)
-        assert best is not None
-        labels = merge_small_clusters(vectors, best[1], smallest)
+        k = self._choose_k(vectors, candidates, seed)
+        labels, _ = self._kmeans_restarts(vectors, k, seed)
+        labels = merge_small_clusters(vectors, labels, min_theme_size(n))
         return self._split_oversized(vectors, labels, max_themes, seed)
 
-    def _kmeans(self, vectors: np.ndarray, k: int, seed: int) -> np.ndarray:
-        model = KMeans(n_clusters=k, n_init=self.n_init, random_state=seed)
-        return model.fit_predict(vectors)
+    def _choose_k(self, vectors: np.ndarray, candidates: range, seed: int) -> int:
+        """The k whose k-means restarts agree best, less a penalty for straying from the target."""
+        target = self.target_themes(len(vectors))
+        if len(vectors) > self.selection_sample:
+            rows = np.random.RandomState(seed).choice(
+                len(vectors), self.selection_sample, replace=False
+            )
+            vectors = vectors[np.sort(rows)]
+        scores = {}
+        for k in candidates:
+            _, agreement = self._kmeans_restarts(vectors, k, seed)
+            scores[k] = agreement - self.target_penalty * abs(math.log(k / target))
+            log.debug("k=%d restart agreement=%.3f score=%.3f", k, agreement, scores[k])
+        return max(candidates, key=lambda k: scores[k])
 
-    def _silhouette(self, vectors: np.ndarray, labels: np.ndarray, seed: int) -> float:
-        if len(set(labels.tolist())) < 2:
-            return -1.0
-        sample = min(self.silhouette_sample, len(vectors))
-        return float(silhouette_score(vectors, labels, sample_size=sample, random_state=seed))
+    def target_themes(self, n_papers: int) -> float:
+        """How many themes a reader expects: ~4 for 30 papers, 6-7 for 100-300, ~10 for 2,000."""
+        return max(2.0, self.themes_per_decade * math.log10(max(n_papers, 2)))
+
+    def candidate_ks(self, n_papers: int, max_themes: int, distinct: int) -> range:
+        """The k values tried: a window around the target, within the hard limits."""
+        target = self.target_themes(n_papers)
+        upper = min(max_themes, n_papers // min_theme_size(n_papers), distinct)
+        lower = min(max(2, round(target * self.window[0])), upper)
+        return (
+            range(lower, min(upper, int(target * self.window[1])) + 1) if upper >= 2 else range(0)
+        )
+
+    def _kmeans_restarts(self, vectors: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, float]:
+        """Best-inertia labels of several k-means restarts, and how much the restarts agree (mean ARI)."""
+        rng = np.random.RandomState(seed)
+        runs = []
+        for _ in range(self.restarts):
+            model = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2**31 - 1))
+            runs.append((model.fit(vectors).inertia_, model.labels_))
+        agreement = [adjusted_rand_score(a, b) for (_, a), (_, b) in combinations(runs, 2)]
+        best = min(range(len(runs)), key=lambda i: runs[i][0])
+        return runs[best][1], float(np.mean(agreement)) if agreement else 1.0
 
     def _split_oversized(
         self, vectors: np.ndarray, labels: np.ndarray, max_themes: int, seed: int
@@ -162,12 +202,16 @@ class TfidfThemes:
             if sizes[biggest] <= self.max_share * len(vectors) or len(sizes) >= max_themes:
                 break
             members = np.flatnonzero(labels == biggest)
-            halves = self._kmeans(vectors[members], 2, seed)
+            halves, _ = self._kmeans_restarts(vectors[members], 2, seed)
             if min(np.bincount(halves, minlength=2)) < smallest:
                 break
             labels = labels.copy()
             labels[members[halves == 1]] = len(sizes)
         return labels
+
+
+def _distinct_rows(vectors: np.ndarray) -> int:
+    return len(np.unique(vectors.round(6), axis=0))
 
 
 def min_theme_size(n_papers: int) -> int:
@@ -358,11 +402,26 @@ def display_terms(terms: Sequence[str], papers: Sequence[Paper], sample: int = 5
 
 
 def _surface_form(term: str, text: str) -> str:
-    pattern = r"\b" + r"[\s-]+".join(re.escape(w) for w in term.split()) + r"\b"
-    forms = Counter(" ".join(m.split()) for m in re.findall(pattern, text, flags=re.IGNORECASE))
-    if not forms:
+    """The commonest spelling of ``term`` in ``text``, completed by the word that nearly always
+    follows it ("deep reinforcement" → "deep reinforcement learning")."""
+    words = r"[\s-]+".join(re.escape(w) for w in term.split())
+    pattern = rf"\b({words})\b(?:[\s-]+([A-Za-z][A-Za-z0-9]*))?"
+    matches = list(re.finditer(pattern, text, flags=re.IGNORECASE))
+    if not matches:
         return term
-    return min(forms, key=lambda form: (-forms[form], form))
+    forms = Counter(" ".join(m.group(1).split()) for m in matches)
+    form = min(forms, key=lambda f: (-forms[f], f))
+    followers = Counter(m.group(2).lower() for m in matches if m.group(2))
+    if " " in term and followers:
+        follower, count = min(followers.items(), key=lambda item: (-item[1], item[0]))
+        if count >= COMPLETION_SHARE * len(matches) and follower not in STOP_WORDS:
+            return f"{form} {_spelling(follower, text)}"
+    return form
+
+
+def _spelling(word: str, text: str) -> str:
+    forms = Counter(re.findall(rf"\b{re.escape(word)}\b", text, flags=re.IGNORECASE))
+    return min(forms, key=lambda f: (-forms[f], f)) if forms else word
 
 
 def _title_case(phrase: str) -> str:

@@ -1,36 +1,54 @@
-"""Ingest: turn sources (files, directories, globs, stdin) into ``Record`` values.
+"""Ingest: turn sources (files, directories, globs, stdin, URLs) into ``Record`` values.
 
-One parser per format, registered in ``PARSERS``; the format is detected from the
-extension and the content, or forced with ``fmt``. A source that fails is reported
-in ``IngestResult.errors`` and the others are still read, unless ``strict``.
+One parser per format family, registered in ``PARSERS``; the format is detected
+from the content (and the name or Content-Type when the content is ambiguous), or
+forced with ``fmt``. A source that fails is reported in ``IngestResult.errors``
+and the others are still read, unless ``strict``. Problems with single records
+(no abstract, an abstract cut to size, a guessed encoding) are ``warnings``.
 """
 
 from __future__ import annotations
 
-import glob
 import logging
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..errors import SourceError
+from ..errors import ConfigError, SourceError
 from ..models import Record
-from .daily_papers import looks_like_daily_papers, parse_daily_papers
+from .base import Parsed, capped
+from .csvfmt import parse_csv
+from .daily_papers import parse_daily_papers
+from .decoding import decode
+from .detect import detect_format
+from .feeds import parse_feed
+from .fetch import Fetcher
+from .sources import StdinReader, expand, read
 from .structured import parse_json, parse_jsonl
 
-__all__ = ["PARSERS", "IngestResult", "load_sources", "parse_text", "detect_format"]
+__all__ = ["FORMATS", "PARSERS", "Fetcher", "IngestResult", "detect_format", "load_sources",
+           "parse_text"]
 
 logger = logging.getLogger("digest.ingest")
 
-Parser = Callable[[str, str], list[Record]]
+Parser = Callable[[str, str], Parsed]
+
+
+def _parse_snapshot(text: str, source: str) -> Parsed:
+    """The arXiv metadata snapshot: JSON lines as published, or CSV in its columns."""
+    return (parse_jsonl if text.lstrip("\ufeff \r\n").startswith("{") else parse_csv)(text, source)
+
+
 PARSERS: dict[str, Parser] = {
     "daily-papers": parse_daily_papers,
     "json": parse_json,
     "jsonl": parse_jsonl,
+    "csv": parse_csv,
+    "feed": parse_feed,
+    "arxiv-snapshot": _parse_snapshot,
 }
-_EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-_LISTING_SUFFIXES = {".txt", ".md", ".json", ".jsonl", ".ndjson", ""}
+ALIASES = {"hf-daily-papers": "json", "atom": "feed", "rss": "feed", "arxiv-atom": "feed",
+           "ndjson": "jsonl", "tsv": "csv", "txt": "daily-papers"}
+FORMATS = sorted([*PARSERS, *ALIASES])
 
 
 @dataclass
@@ -38,92 +56,104 @@ class IngestResult:
     records: list[Record] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
     sources_read: int = 0
+    warnings: list[str] = field(default_factory=list)
 
 
 def load_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
-                 stdin: Callable[[], str] | None = None) -> IngestResult:
-    """Read every source; collect records and, unless ``strict``, errors."""
+                 stdin: StdinReader | None = None, fetcher: Fetcher | None = None
+                 ) -> IngestResult:
+    """Read every source; collect records, warnings and, unless ``strict``, errors."""
+    fmt = _check_format(fmt)
     result = IngestResult()
-    for name in _expand(sources):
-        try:
-            text = _read_stdin(stdin) if name == "-" else _read_file(Path(name))
-            records = parse_text(text, name, fmt=fmt)
-        except SourceError as error:
-            if strict:
-                raise
-            logger.error("%s", error)
-            result.errors.append(error)
-            continue
-        logger.info("%s: %d records", name, len(records))
-        result.records.extend(records)
-        result.sources_read += 1
+    lazy = _LazyFetcher(fetcher)
+    try:
+        for name in expand(sources):
+            try:
+                _load_one(name, fmt, stdin, lazy, result)
+            except SourceError as error:
+                if strict:
+                    raise
+                logger.error("%s", error)
+                result.errors.append(error)
+    finally:
+        lazy.close()
     return result
 
 
 def parse_text(text: str, source: str, *, fmt: str | None = None) -> list[Record]:
-    """Parse already-read text with the forced or detected format."""
+    """Parse already-read text with the forced or detected format; warnings are logged."""
+    parsed = _parse(text, source, _check_format(fmt), None)
+    for warning in parsed.warnings:
+        logger.warning("%s", warning)
+    return parsed.records
+
+
+def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _LazyFetcher,
+              result: IngestResult) -> None:
+    raw = read(name, stdin=stdin, fetcher=fetcher.get)
+    warnings = [raw.warning] if raw.warning else []
+    if isinstance(raw.data, bytes):
+        text, note = decode(raw.data, raw.name, _charset(raw.content_type))
+        warnings += [note] if note else []
+    else:
+        text = raw.data
+    parsed = _parse(text, raw.name, fmt, raw.content_type)
+    for warning in warnings + parsed.warnings:
+        logger.warning("%s", warning)
+    logger.info("%s: %d records (%s)", raw.name, len(parsed.records), parsed.fmt)
+    result.records.extend(parsed.records)
+    result.warnings.extend(warnings + parsed.warnings)
+    result.sources_read += 1
+
+
+def _parse(text: str, source: str, fmt: str | None, content_type: str | None) -> Parsed:
     if not text.strip():
-        raise SourceError(source, "the source is empty", fix="check the path or the download")
-    fmt = fmt or detect_format(text, source)
-    if fmt not in PARSERS:
-        raise SourceError(source, f"unknown format {fmt!r}",
-                          fix=f"use one of: {', '.join(sorted(PARSERS))}")
-    return PARSERS[fmt](text, source)
+        raise SourceError(source, "the source is empty",
+                          fix="check the path, or the download or export that made it")
+    if "\x00" in text[:8192]:
+        raise SourceError(source, "this is binary data (it holds NUL characters), not a listing",
+                          fix="pass a text, JSON, CSV or feed file")
+    parsed = PARSERS[fmt or detect_format(text, source, content_type)](text, source)
+    records = []
+    for record in parsed.records:
+        record, notes = capped(record)
+        records.append(record)
+        parsed.warnings.extend(notes)
+    parsed.records = records
+    return parsed
 
 
-def detect_format(text: str, source: str) -> str:
-    by_extension = _EXTENSIONS.get(Path(source).suffix.lower())
-    if by_extension:
-        return by_extension
-    head = text.lstrip("\ufeff \t\r\n")[:1]
-    if head == "[":
-        return "json"
-    if head == "{":
-        first_line = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0].rstrip()
-        return "jsonl" if first_line.endswith("}") and "\n" in text.strip() else "json"
-    if looks_like_daily_papers(text):
-        return "daily-papers"
-    raise SourceError(source, "cannot tell the format of this source",
-                      fix=f"force one with --format ({', '.join(sorted(PARSERS))})")
+def _check_format(fmt: str | None) -> str | None:
+    if fmt is None:
+        return None
+    name = ALIASES.get(fmt.strip().lower(), fmt.strip().lower())
+    if name not in PARSERS:
+        raise ConfigError(f"--format {fmt}: unknown format; use one of: {', '.join(FORMATS)}")
+    return name
 
 
-def _expand(sources: Sequence[str]) -> Iterator[str]:
-    """Files as given, directories walked recursively in sorted order, globs expanded."""
-    for source in sources:
-        path = Path(source)
-        if source == "-" or path.is_file():
-            yield source
-        elif path.is_dir():
-            yield from (str(p) for p in sorted(path.rglob("*"))
-                        if p.is_file() and p.suffix.lower() in _LISTING_SUFFIXES
-                        and not any(part.startswith(".") for part in p.relative_to(path).parts))
-        elif glob.has_magic(source):
-            yield from sorted(glob.glob(source, recursive=True))
-        else:
-            yield source  # reported as missing by _read_file
+def _charset(content_type: str | None) -> str | None:
+    for part in (content_type or "").split(";")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            return value.strip().strip('"')
+    return None
 
 
-def _read_file(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SourceError(str(path), "no such file or directory", fix="check the path") from None
-    except OSError as exc:
-        raise SourceError(str(path), f"cannot read: {exc.strerror}") from None
-    return decode(data, str(path))
+class _LazyFetcher:
+    """Makes the default Fetcher only when a URL is met, and closes only what it made."""
 
+    def __init__(self, given: Fetcher | None) -> None:
+        self.given = given
+        self.made: Fetcher | None = None
 
-def _read_stdin(stdin: Callable[[], str] | None) -> str:
-    return stdin() if stdin else sys.stdin.read()
+    def get(self) -> Fetcher:
+        if self.given is not None:
+            return self.given
+        if self.made is None:
+            self.made = Fetcher()
+        return self.made
 
-
-def decode(data: bytes, source: str) -> str:
-    if b"\x00" in data[:8192]:
-        raise SourceError(source, "this is a binary file, not a listing",
-                          fix="pass a text, JSON or feed file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SourceError(source, "not valid UTF-8", line=line,
-                          fix="convert it, e.g. iconv -f latin1 -t utf-8") from None
+    def close(self) -> None:
+        if self.made is not None:
+            self.made.close()

@@ -2,6 +2,14 @@
 
 A page is paragraphs separated by blank lines: a few header lines ("new",
 "Subscribe", ...), a date line such as ``Mar 14``, then title / abstract pairs.
+Tolerated: other or extra header lines, CRLF, a BOM, trailing spaces, upvote
+counts and "Submitted by" lines between entries, a title without an abstract
+(kept, with a warning), more date lines further down (a multi-day page), and
+date lines in other forms ("March 14, 2025", "14 Mar", "2025-03-14", "Fri, Mar 14").
+
+The page shows no year. The published date takes the year from the date line if it
+has one, else from a date or year in the file name (``daily_papers_2026-11-16.txt``);
+otherwise it is left empty rather than guessed.
 """
 
 from __future__ import annotations
@@ -10,37 +18,61 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import PurePath
 
 from ..errors import SourceError
 from ..models import Record, Sighting
 from ..normalize import clean_text
+from .base import Parsed, describe
 
 logger = logging.getLogger("digest.ingest")
 
+_MONTH = r"(?P<mon{n}>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE_LINE = re.compile(
-    r"^(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})"
-    r"(?:,?\s+(?P<year>\d{4}))?|(?P<iso>\d{4}-\d{2}-\d{2}))$",
+    r"^(?:daily papers\s*[-–—:|·]?\s*)?(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(?:"
+    + _MONTH.format(n=1) + r"\s+(?P<day1>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year1>\d{4}))?"
+    r"|(?P<day2>\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH.format(n=2) + r"(?:,?\s+(?P<year2>\d{4}))?"
+    r"|(?P<iso>\d{4}[-/]\d{1,2}[-/]\d{1,2}))$",
     re.IGNORECASE,
 )
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-# An abstract is prose: long, and made of sentences. A title is neither.
-_ABSTRACT_MIN_CHARS = 200
+_HEADER_LINES = {"new", "get trending papers in your email inbox!", "subscribe", "daily papers",
+                 "byak and the research community", "hugging face", "papers", "trending",
+                 "search", "previous", "next", "load more", "show more", "see all"}
+# Lines the page interleaves with entries: upvote counts, "Submitted by", author counts.
+_NOISE = re.compile(r"^(?:[▲△⬆↑·•\-\s]*\d[\d,.]*k?|submitted by \S.{0,60}|·?\s*\d+ authors?"
+                    r"|upvote\s*\d*|\d+\s*comments?)$", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[a-z)\]%\d]{2}[.!?] [A-Z(]")
+_NAME_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})(?:[-_.]?(?P<month>\d{2})[-_.]?"
+                        r"(?P<day>\d{2}))?(?!\d)")
+_HEAD_PARAGRAPHS = 25
 
 
 def looks_like_daily_papers(text: str) -> bool:
-    head = [p for p, _ in _paragraphs(text[:4000])][:12]
-    return any(_DATE_LINE.match(p) for p in head)
+    """A date line or a known header line near the top, or a title followed by an abstract."""
+    head = [p for p, _ in _paragraphs(text[:6000])][:_HEAD_PARAGRAPHS]
+    if any(_DATE_LINE.match(p) or p.casefold() in _HEADER_LINES for p in head):
+        return True
+    return _first_pair(head) is not None
 
 
-def parse_daily_papers(text: str, source: str) -> list[Record]:
+def parse_daily_papers(text: str, source: str) -> Parsed:
     """Parse one page into records, in page order."""
     paragraphs = list(_paragraphs(text))
     start = _first_entry_index(paragraphs)
     if start is None:
-        raise SourceError(source, "no date line such as 'Mar 14' found, so this is not a Daily "
-                          "Papers page", fix="use --format to say what the file is")
-    published = _parse_date(paragraphs[start - 1][0])
-    return list(_records(paragraphs[start:], source, published))
+        raise SourceError(source, "no date line (such as 'Mar 14') and no title followed by an "
+                          "abstract, so this is not a Daily Papers page",
+                          fix="use --format to say what the file is")
+    parsed = Parsed(fmt="daily-papers")
+    date_hint = _date_in_name(source)
+    published = _parse_date(paragraphs[start - 1][0], date_hint) if start else None
+    for record in _records(paragraphs[start:], source, published, date_hint, parsed.warnings):
+        parsed.records.append(record)
+    if published is None and start and not _has_year(paragraphs[start - 1][0]):
+        logger.info("%s: the page's date has no year and the file name none; "
+                    "published dates left empty", source)
+    return parsed
 
 
 def _paragraphs(text: str) -> Iterator[tuple[str, int]]:
@@ -61,41 +93,112 @@ def _paragraphs(text: str) -> Iterator[tuple[str, int]]:
 
 
 def _first_entry_index(paragraphs: list[tuple[str, int]]) -> int | None:
-    for index, (paragraph, _) in enumerate(paragraphs[:20]):
+    """Index of the first title: after the date line, else after the header, else the first
+    title that is followed by an abstract."""
+    head = paragraphs[:_HEAD_PARAGRAPHS]
+    for index, (paragraph, _) in enumerate(head):
         if _DATE_LINE.match(paragraph):
             return index + 1
+    headers = [i for i, (p, _) in enumerate(head) if p.casefold() in _HEADER_LINES]
+    if headers:
+        return headers[-1] + 1
+    return _first_pair([p for p, _ in head])
+
+
+def _first_pair(paragraphs: list[str]) -> int | None:
+    for index in range(len(paragraphs) - 1):
+        if _is_title(paragraphs[index]) and _is_abstract(paragraphs[index + 1]):
+            return index
     return None
 
 
-def _parse_date(line: str) -> dt.date | None:
+def _records(entries: list[tuple[str, int]], source: str, published: dt.date | None,
+             date_hint: dt.date | None, warnings: list[str]) -> Iterator[Record]:
+    index = 0
+    position = 0
+    while index < len(entries):
+        paragraph, line = entries[index]
+        index += 1
+        if _DATE_LINE.match(paragraph):  # a page that spans several days
+            published = _parse_date(paragraph, published or date_hint)
+            continue
+        title = clean_text(paragraph)
+        if not title or _NOISE.match(title) or title.casefold() in _HEADER_LINES:
+            continue
+        if not _is_title(paragraph):
+            warnings.append(describe(source, "a paragraph that reads like an abstract has no "
+                                     "title before it; skipped", line=line,
+                                     fix="check the page was copied whole"))
+            continue
+        abstract = _abstract_after(entries, index)
+        index += 1 if abstract else 0
+        position += 1
+        if not abstract:
+            warnings.append(describe(source, f"entry {position} ({title[:60]!r}) has no "
+                                     "abstract; kept with an empty one", line=line,
+                                     fix="copy the abstract too, or ignore this"))
+        yield Record(title=title, abstract=clean_text(abstract),
+                     sighting=Sighting(source, position, line), published=published)
+
+
+def _abstract_after(entries: list[tuple[str, int]], index: int) -> str:
+    if index < len(entries) and _is_abstract(entries[index][0]):
+        return entries[index][0]
+    return ""
+
+
+def _is_abstract(paragraph: str) -> bool:
+    """Prose: long, or a dozen words with a sentence break or a final full stop."""
+    if len(paragraph) >= 200:
+        return True
+    words = len(paragraph.split())
+    sentence = bool(_SENTENCE_BREAK.search(paragraph)) or paragraph.endswith(".")
+    return words >= 12 and sentence
+
+
+def _is_title(paragraph: str) -> bool:
+    """Not prose: a title is short, or at least not several sentences."""
+    return len(paragraph) < 300 or len(_SENTENCE_BREAK.findall(paragraph)) < 2
+
+
+def _parse_date(line: str, hint: dt.date | None) -> dt.date | None:
     match = _DATE_LINE.match(line)
     if not match:
         return None
     if match["iso"]:
-        return dt.date.fromisoformat(match["iso"])
-    year = int(match["year"]) if match["year"] else None
+        return _date(*(int(part) for part in re.split(r"[-/]", match["iso"])))
+    month = _MONTHS.index((match["mon1"] or match["mon2"])[:3].lower()) + 1
+    day = int(match["day1"] or match["day2"])
+    year = match["year1"] or match["year2"]
+    if year:
+        return _date(int(year), month, day)
+    return _nearest(month, day, hint) if hint else None
+
+
+def _has_year(line: str) -> bool:
+    match = _DATE_LINE.match(line)
+    return bool(match and (match["iso"] or match["year1"] or match["year2"]))
+
+
+def _nearest(month: int, day: int, hint: dt.date) -> dt.date | None:
+    """The month/day nearest the file name's date: a Dec 31 page saved Jan 2 is last year's."""
+    candidates = [d for y in (hint.year - 1, hint.year, hint.year + 1)
+                  if (d := _date(y, month, day)) is not None]
+    return min(candidates, key=lambda d: abs(d - hint), default=None)
+
+
+def _date_in_name(source: str) -> dt.date | None:
+    """A date (or a year, taken as mid-year) in the file name."""
+    match = _NAME_DATE.search(PurePath(source).name)
+    if not match:
+        return None
+    if match["month"]:
+        return _date(int(match["year"]), int(match["month"]), int(match["day"]))
+    return dt.date(int(match["year"]), 7, 1)
+
+
+def _date(year: int, month: int, day: int) -> dt.date | None:
     try:
-        return dt.date(year or dt.date.today().year, _MONTHS.index(match["mon"][:3].lower()) + 1,
-                       int(match["day"]))
+        return dt.date(year, month, day)
     except ValueError:
         return None
-
-
-def _records(entries: list[tuple[str, int]], source: str,
-             published: dt.date | None) -> Iterator[Record]:
-    index = 0
-    position = 0
-    while index < len(entries):
-        title, line = entries[index]
-        has_abstract = index + 1 < len(entries) and _is_abstract(entries[index + 1][0])
-        abstract = entries[index + 1][0] if has_abstract else ""
-        if not has_abstract:
-            logger.warning("%s:%d: title without an abstract: %r", source, line, title[:80])
-        position += 1
-        yield Record(title=clean_text(title), abstract=clean_text(abstract),
-                     sighting=Sighting(source, position, line), published=published)
-        index += 2 if has_abstract else 1
-
-
-def _is_abstract(paragraph: str) -> bool:
-    return len(paragraph) >= _ABSTRACT_MIN_CHARS or paragraph.count(". ") >= 1

@@ -1,98 +1,145 @@
-"""JSON and JSON Lines listings: objects with a title and an abstract."""
+"""JSON and JSON Lines listings: objects with a title and an abstract.
+
+Covers plain lists of objects, the Hugging Face Daily Papers API (a list of
+``{"paper": {...}}``), and the arXiv metadata snapshot (JSON lines). Objects
+without a title are skipped with a warning; a source in which no object has a
+title is an error that lists the field names it did find.
+"""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import SourceError
-from ..models import Record, Sighting
-from ..normalize import arxiv_abs_url, clean_text, find_arxiv_id
+from .base import Parsed, describe, where
+from .fields import TITLE_FIELDS, field_names, record_from_mapping
 
-# Accepted field names, first match wins (documented in the README).
-TITLE_FIELDS = ("title",)
-ABSTRACT_FIELDS = ("abstract", "summary", "description")
-ID_FIELDS = ("id", "arxiv_id", "arxiv")
-URL_FIELDS = ("url", "link", "abs_url")
-AUTHOR_FIELDS = ("authors",)
-DATE_FIELDS = ("date", "published", "publishedAt", "published_at")
+CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
+_LISTED = 5  # positions named in a grouped warning
 
 
-def parse_json(text: str, source: str) -> list[Record]:
+def parse_json(text: str, source: str) -> Parsed:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SourceError(source, f"invalid JSON: {exc.msg}", line=exc.lineno,
-                          fix="check the file is complete; for one object per line use .jsonl") from exc
-    if isinstance(data, Mapping):
-        data = next((v for k, v in data.items() if k in ("papers", "items", "records")), [data])
-    if not isinstance(data, list):
-        raise SourceError(source, "expected a list of objects with 'title' and 'abstract'")
-    return [record_from_mapping(item, source, position, None)
-            for position, item in enumerate(data, start=1)]
+        if exc.msg == "Extra data" and text.lstrip().startswith("{"):
+            return parse_jsonl(text, source)  # JSON lines in a .json file
+        raise _json_error(text, source, exc) from None
+    items = _items(data, source)
+    return records_from(((i, None, item) for i, item in enumerate(items, start=1)),
+                        source, _flavour(items, "json"))
 
 
-def parse_jsonl(text: str, source: str) -> list[Record]:
-    records = []
-    for line_number, line in enumerate(text.splitlines(), start=1):
+def parse_jsonl(text: str, source: str) -> Parsed:
+    rows: list[tuple[int, int | None, Any]] = []
+    bad: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            rows.append((len(rows) + len(bad) + 1, number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise SourceError(source, f"invalid JSON: {exc.msg}", line=line_number,
-                              fix="each line must be one complete JSON object") from exc
-        records.append(record_from_mapping(item, source, len(records) + 1, line_number))
-    return records
+            bad.append((number, exc.msg))
+    if bad and not rows:
+        raise SourceError(source, f"no line is a JSON object ({bad[0][1]})", line=bad[0][0],
+                          fix="each line must be one complete JSON object; "
+                              "for a single document use --format json")
+    parsed = records_from(rows, source, _flavour([r[2] for r in rows[:20]], "jsonl"))
+    parsed.warnings += [_bad_line(source, number, msg, number == len(lines)) for number, msg in bad]
+    return parsed
 
 
-def record_from_mapping(item: Any, source: str, position: int, line: int | None) -> Record:
-    if not isinstance(item, Mapping):
-        raise SourceError(source, f"record {position} is not an object", line=line)
-    if isinstance(item.get("paper"), Mapping):  # Hugging Face daily_papers API entries
-        item = {**item, **item["paper"]}
-    title = clean_text(str(_first(item, TITLE_FIELDS) or ""))
-    if not title:
-        raise SourceError(source, f"record {position} has no title", line=line,
-                          fix="every record needs a 'title' field")
-    arxiv = find_arxiv_id(_text(_first(item, ID_FIELDS))) or find_arxiv_id(
-        _text(_first(item, URL_FIELDS)))
-    url = _text(_first(item, URL_FIELDS)) or (arxiv_abs_url(*arxiv) if arxiv else None)
-    return Record(
-        title=title,
-        abstract=clean_text(str(_first(item, ABSTRACT_FIELDS) or "")),
-        sighting=Sighting(source, position, line),
-        arxiv_id=arxiv[0] if arxiv else None,
-        url=url if url and url.startswith(("https://", "http://")) else None,
-        authors=_authors(_first(item, AUTHOR_FIELDS)),
-        published=_date(_first(item, DATE_FIELDS)),
-    )
+def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: str) -> Parsed:
+    """Records from (position, line, object) rows; shared by JSON, JSON lines and CSV."""
+    parsed = Parsed(fmt=fmt)
+    not_objects, untitled, no_abstract = [], [], []
+    seen_fields: set[str] = set()
+    for position, line, item in rows:
+        if not isinstance(item, Mapping):
+            not_objects.append(where(position, line))
+            continue
+        record = record_from_mapping(item, source, position, line)
+        if record is None:
+            untitled.append(where(position, line))
+            seen_fields.update(field_names(item))
+            continue
+        if not record.abstract:
+            no_abstract.append(where(position, line))
+        parsed.records.append(record)
+    if not parsed.records and (untitled or not_objects):
+        raise _no_titles(source, seen_fields, bool(not_objects))
+    _group(parsed, source, not_objects, "not an object, skipped")
+    _group(parsed, source, untitled, "no title, skipped",
+           fix=f"name the field {TITLE_FIELDS[0]!r}")
+    _group(parsed, source, no_abstract, "no abstract, kept with an empty one")
+    if not parsed.records:
+        parsed.warnings.append(describe(source, "holds no records"))
+    return parsed
 
 
-def _first(item: Mapping[str, Any], names: Iterable[str]) -> Any:
-    return next((item[name] for name in names if item.get(name) not in (None, "")), None)
+def _items(data: Any, source: str) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, Mapping):
+        for key in CONTAINER_KEYS:
+            if isinstance(data.get(key), list):
+                return list(data[key])
+        if any(str(k).casefold() in TITLE_FIELDS for k in data) or "paper" in data:
+            return [data]
+        keys = ", ".join(field_names(data)[:12])
+        raise SourceError(source, f"expected a list of papers, found an object with keys {keys}",
+                          fix=f"put the papers in a list, or under one of: "
+                              f"{', '.join(CONTAINER_KEYS)}")
+    raise SourceError(source, f"expected a list of papers, found a JSON {type(data).__name__}",
+                      fix="see 'Input formats' in the README")
 
 
-def _text(value: Any) -> str | None:
-    return str(value).strip() if value is not None else None
+def _flavour(items: list[Any], default: str) -> str:
+    """Name the shape for the log: the HF Daily Papers API, the arXiv snapshot, or plain."""
+    objects = [item for item in items[:20] if isinstance(item, Mapping)]
+    if objects and all(isinstance(item.get("paper"), Mapping) for item in objects):
+        return "hf-daily-papers"
+    if objects and all("versions" in item for item in objects):
+        return "arxiv-snapshot"
+    return default
 
 
-def _authors(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        names: list[Any] = value.replace(" and ", ",").split(",")
-    elif isinstance(value, list):
-        names = [a.get("name", "") if isinstance(a, Mapping) else a for a in value]
-    else:
-        return ()
-    return tuple(clean_text(str(name)) for name in names if str(name).strip())
+def _json_error(text: str, source: str, exc: json.JSONDecodeError) -> SourceError:
+    at_end = exc.pos >= len(text.rstrip()) - 1
+    if at_end or exc.msg.startswith("Unterminated string"):
+        return SourceError(source, f"the JSON ends early, at column {exc.colno}: the file "
+                           "looks truncated", line=exc.lineno,
+                           fix="download or export it again")
+    return SourceError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=exc.lineno,
+                       fix="fix the JSON there; for one object per line use .jsonl")
 
 
-def _date(value: Any) -> dt.date | None:
-    if not value:
-        return None
-    try:
-        return dt.date.fromisoformat(str(value)[:10])
-    except ValueError:
-        return None
+def _bad_line(source: str, number: int, msg: str, last: bool) -> str:
+    if last:
+        return describe(source, f"the last line is not complete JSON ({msg}); skipped",
+                        line=number, fix="the file looks truncated: download it again")
+    return describe(source, f"not a JSON object ({msg}); skipped", line=number,
+                    fix="each line must be one complete JSON object")
+
+
+def _no_titles(source: str, fields: set[str], not_objects: bool) -> SourceError:
+    if not_objects and not fields:
+        return SourceError(source, "the entries are not objects",
+                           fix="each paper must be an object with 'title' and 'abstract'")
+    seen = ", ".join(sorted(fields)[:12]) or "none"
+    return SourceError(source, f"no record has a title (fields found: {seen})",
+                       fix="name the title field 'title' and the abstract 'abstract' "
+                           "(accepted names: README, 'Input formats')")
+
+
+def _group(parsed: Parsed, source: str, places: list[str], problem: str, fix: str = "") -> None:
+    """One warning for many records with the same problem, naming the first few."""
+    if not places:
+        return
+    named = ", ".join(places[:_LISTED]) + (f" and {len(places) - _LISTED} more"
+                                            if len(places) > _LISTED else "")
+    count = f"{len(places)} record{'s' if len(places) != 1 else ''}"
+    parsed.warnings.append(describe(source, f"{problem} ({count}): {named}", fix=fix))

@@ -1,0 +1,176 @@
+"""Dedup benchmark: speed at 1k-100k records, and quality on the evaluation sets.
+
+    .venv/bin/python benchmarks/bench_dedup.py            # speed at 1k, 10k, 100k + quality
+    .venv/bin/python benchmarks/bench_dedup.py --sizes 1000 10000 --skip-quality
+
+Speed: synthetic listings (titles from a word-bigram chain and abstracts made of
+sentences of the 2,000 real arXiv abstracts in ../shared/data, so distinct papers
+share sentences and words the way real ones do), 10% of them variants of earlier
+records (re-cased or re-typeset titles, revised abstracts, renamed titles). The
+growth from 10k to 100k should stay near 10x: no pass over all pairs.
+
+Quality: pairwise precision and recall on the near-duplicate evaluation set
+(tests/fixtures/dedup/evalset.py) for the seeds the thresholds were tuned on (1-6)
+and for fresh ones (7-12), the same built from arXiv papers, and the false merges
+among the 2,000 distinct arXiv papers when their ids are ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from digest.dedup import deduplicate  # noqa: E402
+from digest.ingest import load_sources  # noqa: E402
+from digest.models import Record, Sighting  # noqa: E402
+from digest.normalize import clean_text  # noqa: E402
+from tests.fixtures.dedup.evalset import VARIANTS, build_evalset, pairwise_scores  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+ARXIV = SHARED / "data" / "arxiv_metadata_sample.csv"
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def arxiv_records() -> list[Record]:
+    with ARXIV.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [Record(title=clean_text(row["title"]), abstract=clean_text(row["abstract"]),
+                   sighting=Sighting(str(ARXIV), number))
+            for number, row in enumerate(rows, start=1)]
+
+
+# Synthetic listings ----------------------------------------------------------------------
+
+class Corpus:
+    def __init__(self, papers: list[Record], seed: int):
+        self.rng = random.Random(seed)
+        self.sentences = [s for p in papers for s in SENTENCE_END.split(p.abstract) if len(s) > 30]
+        self.next_words: dict[str, list[str]] = defaultdict(list)
+        for paper in papers:
+            words = ["<s>", *paper.title.split(), "</s>"]
+            for a, b in zip(words, words[1:], strict=False):
+                self.next_words[a].append(b)
+
+    def title(self) -> str:
+        words, word = [], "<s>"
+        while len(words) < 16:
+            word = self.rng.choice(self.next_words[word])
+            if word == "</s>":
+                if len(words) >= 4:
+                    break
+                word = "<s>"
+                continue
+            words.append(word)
+        return " ".join(words)
+
+    def record(self, number: int) -> Record:
+        abstract = " ".join(self.rng.sample(self.sentences, self.rng.randint(4, 8)))
+        return Record(title=self.title(), abstract=abstract, sighting=Sighting("bench", number))
+
+
+def synthetic(n: int, papers: list[Record], seed: int = 7) -> tuple[list[Record], int]:
+    """``n`` records, 10% of them variants of earlier ones; also the number of variants."""
+    corpus = Corpus(papers, seed)
+    kinds = sorted(VARIANTS)
+    records: list[Record] = []
+    variants = 0
+    for number in range(n):
+        if records and corpus.rng.random() < 0.1:
+            source = corpus.rng.choice(records)
+            variant = VARIANTS[corpus.rng.choice(kinds)](corpus.rng, source)
+            records.append(Record(variant.title, variant.abstract, Sighting("bench", number)))
+            variants += 1
+        else:
+            records.append(corpus.record(number))
+    return records, variants
+
+
+def speed(sizes: list[int], papers: list[Record]) -> None:
+    print("## Speed (synthetic listings, 10% variants)\n")
+    print("| records | seconds | records/s | papers | merged | variants planted |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    timings: dict[int, float] = {}
+    for n in sizes:
+        records, variants = synthetic(n, papers)
+        started = time.perf_counter()
+        result = deduplicate(records)
+        timings[n] = time.perf_counter() - started
+        print(f"| {n:,} | {timings[n]:.1f} | {n / timings[n]:,.0f} | {len(result.papers):,} "
+              f"| {result.duplicates_merged:,} | {variants:,} |", flush=True)
+    if 10_000 in timings and 100_000 in timings:
+        print(f"\ngrowth 10k -> 100k: {timings[100_000] / timings[10_000]:.1f}x "
+              "(10x is linear; all pairs would be 100x)")
+
+
+# Quality ------------------------------------------------------------------------------------
+
+def quality(papers: list[Record], seeds: list[int], label: str) -> None:
+    totals: Counter[str] = Counter()
+    per_kind: Counter[str] = Counter()
+    for seed in seeds:
+        items = build_evalset(papers, seed=seed)
+        result = deduplicate([item.record for item in items])
+        paper_of = {s: p.id for p in result.papers for s in p.sightings}
+        predicted = [paper_of[item.record.sighting] for item in items]
+        scores = pairwise_scores(items, predicted)
+        totals.update(tp=scores.true_pairs, fp=scores.false_pairs, fn=scores.missed_pairs)
+        original = {i.label: paper_of[i.record.sighting] for i in items if i.kind == "original"}
+        for item in items:
+            if item.kind not in ("original", "hard"):
+                per_kind[item.kind] += 1
+                per_kind[item.kind + ":found"] += paper_of[item.record.sighting] == original[
+                    item.label]
+    precision = totals["tp"] / max(1, totals["tp"] + totals["fp"])
+    recall = totals["tp"] / max(1, totals["tp"] + totals["fn"])
+    print(f"| {label} | {precision:.4f} | {recall:.4f} | {totals['tp']} | {totals['fp']} "
+          f"| {totals['fn']} |")
+    return per_kind
+
+
+def arxiv_false_merges(papers: list[Record]) -> None:
+    for name, records in (("titles + abstracts", papers),
+                          ("titles only", [Record(p.title, "", p.sighting) for p in papers])):
+        result = deduplicate(records)
+        print(f"- arXiv sample, ids ignored, {name}: {len(records):,} distinct papers -> "
+              f"{len(result.papers):,} ({result.duplicates_merged} merged)")
+        for group in result.groups:
+            print(f"  - {group.rule} {group.score:.2f}: "
+                  + " / ".join(repr(r.title[:70]) for r in group.records))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
+    args = parser.parse_args()
+    papers = arxiv_records()
+    if not args.skip_quality:
+        seeds = load_sources([str(SHARED / "seeds")]).records
+        print("## Near-duplicate evaluation (pairwise)\n")
+        print("| set | precision | recall | true pairs | false pairs | missed pairs |")
+        print("|---|---:|---:|---:|---:|---:|")
+        tuned = quality(seeds, list(range(1, 7)), "seed papers, seeds 1-6 (tuned on)")
+        quality(seeds, list(range(7, 13)), "seed papers, seeds 7-12 (held out)")
+        quality(random.Random(1).sample(papers, 600), [21, 22], "600 arXiv papers, seeds 21-22")
+        print("\nvariants found with their original (seed papers, seeds 1-6):")
+        for kind in sorted(k for k in tuned if ":" not in k):
+            print(f"- {kind}: {tuned[kind + ':found']}/{tuned[kind]}")
+        print()
+        arxiv_false_merges(papers)
+        print()
+    if not args.skip_speed:
+        speed(args.sizes, papers)
+
+
+if __name__ == "__main__":
+    main()

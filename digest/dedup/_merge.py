@@ -1,0 +1,55 @@
+"""One ``Paper`` from the records of one paper: the richest fields, every sighting."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+
+from ..models import Paper, Record
+from ..normalize import title_key
+from ._keys import blemishes
+
+
+def paper_id(arxiv_id: str | None, title: str) -> str:
+    """The arXiv id when known, else ``t:`` + a hash of the normalized title."""
+    if arxiv_id:
+        return arxiv_id
+    return "t:" + _short_hash(title_key(title))
+
+
+def merge(cluster: Sequence[Record]) -> Paper:
+    """The richest record's link, the fullest abstract and author list, the cleanest title."""
+    by_richness = sorted(cluster, key=_richness, reverse=True)  # stable: first of equals
+    richest = by_richness[0]
+    arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
+    return Paper(
+        id=paper_id(arxiv_id, _usual_title(cluster)),
+        title=min((r.title for r in by_richness), key=blemishes),
+        abstract=max((r.abstract for r in cluster), key=len),
+        url=richest.url or next((r.url for r in cluster if r.url), None),
+        authors=max((r.authors for r in cluster), key=len),
+        published=min((r.published for r in cluster if r.published), default=None),
+        arxiv_id=arxiv_id,
+        sightings=tuple(r.sighting for r in cluster),
+    )
+
+
+def distinct_id(paper_id: str, paper: Paper) -> str:
+    """An id for a paper whose title-based id another paper already has ("Comment on X")."""
+    return f"{paper_id}-{_short_hash(paper.abstract or paper.title)[:6]}"
+
+
+def _richness(record: Record) -> tuple[bool, bool, int, int]:
+    return bool(record.arxiv_id), bool(record.url), len(record.authors), len(record.abstract)
+
+
+def _usual_title(cluster: Sequence[Record]) -> str:
+    """The title most listings used, so the id stays put when one adds a variant."""
+    counts = Counter(title_key(r.title) for r in cluster)
+    best = max(counts.values())
+    return next(r.title for r in cluster if counts[title_key(r.title)] == best)
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

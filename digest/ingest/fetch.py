@@ -1,0 +1,209 @@
+"""Fetching http(s) sources politely, with httpx.
+
+Timeouts; retries with exponential backoff on network errors, 429 and 5xx
+(honouring Retry-After); a User-Agent that says who we are; arXiv's etiquette of
+one request every 3 seconds; and an on-disk cache with conditional GET, so a weekly
+job asks the server "changed since?" instead of downloading again. When the server
+cannot be reached, a cached copy is used with a warning. The clock and sleep are
+parameters, so tests run without waiting.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from ..config import digest_home
+from ..errors import SourceError
+from .base import MAX_SOURCE_BYTES, describe
+from .http_cache import Entry, HttpCache
+
+logger = logging.getLogger("digest.ingest")
+
+USER_AGENT = (f"digest/{importlib.metadata.version('digest')} "
+              "(weekly research-paper newsletter; python-httpx)")
+ARXIV_INTERVAL_S = 3.0
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
+
+
+def is_url(source: str) -> bool:
+    return source.lower().startswith(("http://", "https://"))
+
+
+def redact(url: str) -> str:
+    """The URL without user:password@ and with secret-looking query values masked."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    query = urlencode([(k, "***" if _SECRET_PARAM.search(k) else v)
+                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*:/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+@dataclass(frozen=True)
+class Fetched:
+    data: bytes
+    content_type: str | None
+    warning: str | None = None
+    from_cache: bool = False
+
+
+@dataclass
+class RateLimiter:
+    """At most one request per ``interval`` seconds to each host it is asked about."""
+
+    intervals: Mapping[str, float]
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    _last: dict[str, float] = field(default_factory=dict)
+
+    def wait(self, host: str) -> float:
+        """Sleep until ``host`` may be asked again; return how long that was."""
+        interval = self._interval(host)
+        now = self.clock()
+        last = self._last.get(host)
+        delay = max(0.0, last + interval - now) if last is not None and interval else 0.0
+        if delay:
+            self.sleep(delay)
+        self._last[host] = now + delay
+        return delay
+
+    def _interval(self, host: str) -> float:
+        return next((s for domain, s in self.intervals.items()
+                     if host == domain or host.endswith("." + domain)), 0.0)
+
+
+class _Transient(Exception):
+    """A failure worth retrying."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Fetcher:
+    """Gets URLs for ingest. Use as a context manager, or call ``close``."""
+
+    def __init__(self, *, cache_dir: Path | None = None, client: httpx.Client | None = None,
+                 timeout: float = 30.0, retries: int = 3, backoff_s: float = 1.0,
+                 max_wait_s: float = 60.0, polite: Mapping[str, float] | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 now: Callable[[], float] = time.time) -> None:
+        self.client = client or httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
+            max_redirects=5, headers={"User-Agent": USER_AGENT})
+        self.cache = HttpCache(cache_dir or digest_home() / "http-cache", now=now)
+        self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
+        polite = polite if polite is not None else {"arxiv.org": ARXIV_INTERVAL_S}
+        self.limiter = RateLimiter(polite, clock=clock, sleep=sleep)
+        self.sleep = sleep
+
+    def __enter__(self) -> Fetcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def fetch(self, url: str) -> Fetched:
+        shown = redact(url)
+        cached = self.cache.lookup(url)
+        if cached and self.cache.is_fresh(cached[0]):
+            logger.info("%s: fresh in the cache, not requested", shown)
+            return Fetched(cached[1], cached[0].content_type, from_cache=True)
+        try:
+            return self._get_with_retries(url, shown, cached)
+        except _Transient as exc:
+            if cached is None:
+                raise SourceError(shown, f"could not fetch it: {exc}",
+                                  fix="try again later") from None
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cached[0].stored_at))
+            warning = describe(shown, f"could not fetch it ({exc}); used the copy cached {when}",
+                               fix="try again later for a fresh copy")
+            return Fetched(cached[1], cached[0].content_type, warning, from_cache=True)
+
+    def _get_with_retries(self, url: str, shown: str,
+                          cached: tuple[Entry, bytes] | None) -> Fetched:
+        headers = HttpCache.validators(cached[0]) if cached else {}
+        attempt = 0
+        while True:
+            try:
+                return self._get_once(url, shown, headers, cached)
+            except _Transient as exc:
+                if attempt == self.retries:
+                    raise _Transient(f"{exc}, after {attempt + 1} tries") from None
+                pause = self._pause(attempt, exc.retry_after)
+                logger.warning("%s: %s; retrying in %.1f s", shown, exc, pause)
+                self.sleep(pause)
+                attempt += 1
+
+    def _get_once(self, url: str, shown: str, headers: dict[str, str],
+                  cached: tuple[Entry, bytes] | None) -> Fetched:
+        self.limiter.wait(urlsplit(url).hostname or "")
+        started = time.monotonic()
+        try:
+            with self.client.stream("GET", url, headers=headers) as response:
+                body = _read_capped(response, shown) if response.is_success else b""
+        except httpx.TooManyRedirects:
+            raise SourceError(shown, "too many redirects", fix="check the URL") from None
+        except httpx.TransportError as exc:
+            raise _Transient(type(exc).__name__) from None
+        logger.info("GET %s -> %d (%d bytes, %.0f ms)", shown, response.status_code, len(body),
+                    (time.monotonic() - started) * 1000)
+        return self._outcome(url, shown, response, body, cached)
+
+    def _outcome(self, url: str, shown: str, response: httpx.Response, body: bytes,
+                 cached: tuple[Entry, bytes] | None) -> Fetched:
+        status = response.status_code
+        if status == 304 and cached:
+            self.cache.revalidated(url, cached[0], response.headers)
+            return Fetched(cached[1], cached[0].content_type, from_cache=True)
+        if status in RETRY_STATUSES:
+            raise _Transient(f"HTTP {status} {response.reason_phrase}".strip(),
+                             _retry_after(response.headers.get("retry-after")))
+        if not response.is_success:
+            raise SourceError(shown, f"the server answered HTTP {status} "
+                              f"{response.reason_phrase}".rstrip(),
+                              fix="check the URL" if status < 500 else "try again later")
+        self.cache.store(url, shown, response.headers, body)
+        return Fetched(body, response.headers.get("content-type"))
+
+    def _pause(self, attempt: int, retry_after: float | None) -> float:
+        pause = retry_after if retry_after is not None else self.backoff_s * 2 ** attempt
+        return min(max(pause, 0.0), self.max_wait_s)
+
+
+def _read_capped(response: httpx.Response, shown: str) -> bytes:
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_SOURCE_BYTES:
+            raise SourceError(shown, f"the download passed {MAX_SOURCE_BYTES // 2**20} MiB, "
+                              "more than a listing may be", fix="ask for fewer results")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds, given as seconds or as an HTTP date."""
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,166 @@
+"""One record from one JSON object or CSV row, whatever its field names.
+
+Field names are matched without regard to case, spaces, dashes or underscores
+("Title", "abstract_text", "Published-At"). The accepted names are listed in the
+README. Two shapes get special care: Hugging Face Daily Papers API entries (the
+paper under ``paper``; ``paper.id`` is the arXiv id) and the arXiv metadata
+snapshot (``id``, ``versions``, ``authors_parsed``, ``update_date``).
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import email.utils
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..models import Record, Sighting
+from ..normalize import arxiv_abs_url, clean_text, find_arxiv_id
+
+# Accepted field names, first match wins (documented in the README's "Input formats").
+TITLE_FIELDS = ("title", "paper_title", "name")
+ABSTRACT_FIELDS = ("abstract", "summary", "description", "abstract_text", "content", "text")
+ID_FIELDS = ("arxiv_id", "arxiv", "id", "paper_id", "eprint", "doi")
+URL_FIELDS = ("url", "abs_url", "link", "href", "pdf_url")
+AUTHOR_FIELDS = ("authors_parsed", "authors", "author", "creators", "creator")
+DATE_FIELDS = ("date", "published", "published_at", "publishedat", "publication_date",
+               "submitted", "created", "created_at", "first_published", "update_date",
+               "updated")
+
+_KEY = re.compile(r"[\s_\-]+")
+_MAX_LITERAL = 100_000
+_OLD_SNAPSHOT_ID = re.compile(r"^(\d{3,4})\.(\d{1,5})$")
+
+
+def record_from_mapping(item: Mapping[str, Any], source: str, position: int,
+                        line: int | None) -> Record | None:
+    """The record, or None when the object has no title (the caller warns)."""
+    fields = _flatten(item)
+    title = clean_text(_text(_first(fields, TITLE_FIELDS)))
+    if not title:
+        return None
+    arxiv = _arxiv_id(fields)
+    url = _url(fields, arxiv)
+    return Record(
+        title=title,
+        abstract=clean_text(_text(_first(fields, ABSTRACT_FIELDS))),
+        sighting=Sighting(source, position, line),
+        arxiv_id=arxiv[0] if arxiv else None,
+        url=url,
+        authors=_authors(_first(fields, AUTHOR_FIELDS)),
+        published=_published(fields),
+    )
+
+
+def field_names(item: Mapping[str, Any]) -> list[str]:
+    return sorted(str(name) for name in item)
+
+
+def _flatten(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys normalized; a Hugging Face entry's ``paper`` object merged over the outer one."""
+    fields = {normalized_key(k): v for k, v in item.items()}
+    paper = fields.get("paper")
+    if isinstance(paper, Mapping):
+        fields.update({normalized_key(k): v for k, v in paper.items() if v not in (None, "")})
+        fields.setdefault("arxiv_id", paper.get("id"))
+    return fields
+
+
+def normalized_key(name: Any) -> str:
+    return _KEY.sub("_", str(name).strip().casefold())
+
+
+def _first(fields: Mapping[str, Any], names: Iterable[str]) -> Any:
+    return next((fields[n] for n in names if fields.get(n) not in (None, "", [], {})), None)
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, Mapping | list):
+        return ""
+    return str(value)
+
+
+def _arxiv_id(fields: Mapping[str, Any]) -> tuple[str, str] | None:
+    for name in ID_FIELDS + URL_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, int | float) and "versions" in fields:
+            value = repr(value)  # a snapshot CSV read by a spreadsheet: 704.0001
+        found = find_arxiv_id(_snapshot_id(_text(value), fields))
+        if found:
+            return found
+    return None
+
+
+def _snapshot_id(value: str, fields: Mapping[str, Any]) -> str:
+    """Undo a spreadsheet's damage to snapshot ids: 704.001 was 0704.0010."""
+    match = _OLD_SNAPSHOT_ID.match(value.strip())
+    if not match or "versions" not in fields:
+        return value
+    yymm = match[1].zfill(4)
+    digits = 4 if int(yymm) < 1501 else 5
+    return f"{yymm}.{match[2].ljust(digits, '0')}"
+
+
+def _url(fields: Mapping[str, Any], arxiv: tuple[str, str] | None) -> str | None:
+    given = _text(_first(fields, URL_FIELDS)).strip()
+    if arxiv:
+        return arxiv_abs_url(*arxiv)
+    if given.startswith(("https://", "http://")) and not any(c.isspace() for c in given):
+        return given
+    return None
+
+
+def _authors(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = _python_list(value) or re.split(r",|;|\band\b", value)
+    if not isinstance(value, list):
+        return ()
+    names = [_author_name(a) for a in value]
+    return tuple(name for name in (clean_text(n) for n in names) if name)
+
+
+def _author_name(author: Any) -> str:
+    if isinstance(author, Mapping):
+        return _text(author.get("name") or author.get("fullname") or "")
+    if isinstance(author, list):  # authors_parsed: [last, first, suffix]
+        last, first = (author + ["", ""])[:2]
+        return f"{first} {last}".strip()
+    return _text(author)
+
+
+def _python_list(value: str) -> list[Any] | None:
+    """The snapshot CSV stores lists as Python literals: "[['Doe', 'J.', '']]"."""
+    if not value.lstrip().startswith("[") or len(value) > _MAX_LITERAL:
+        return None
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, list) else None
+
+
+def _published(fields: Mapping[str, Any]) -> dt.date | None:
+    versions = fields.get("versions")
+    if isinstance(versions, str):
+        versions = _python_list(versions)
+    if isinstance(versions, list) and versions and isinstance(versions[0], Mapping):
+        first = _date(versions[0].get("created"))  # v1: when the paper appeared
+        if first:
+            return first
+    return _date(_first(fields, DATE_FIELDS))
+
+
+def _date(value: Any) -> dt.date | None:
+    text = _text(value).strip()
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        pass
+    try:
+        return email.utils.parsedate_to_datetime(text).date()  # "Mon, 2 Apr 2007 19:18:42 GMT"
+    except (TypeError, ValueError, IndexError):
+        return None

@@ -1,0 +1,111 @@
+"""Where listings come from: files, directories (recursive, sorted), globs, stdin and URLs.
+
+``expand`` turns what the user typed into source names in a stable order;
+``read`` returns a source's raw bytes (or text, for a text stdin) and, for URLs,
+the Content-Type and any warning from the fetcher.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SourceError
+from .base import MAX_SOURCE_BYTES
+from .fetch import Fetcher, is_url, redact
+
+logger = logging.getLogger("digest.ingest")
+
+STDIN = "<stdin>"
+LISTING_SUFFIXES = {".txt", ".md", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".atom",
+                    ".rss"}
+StdinReader = Callable[[], "str | bytes"]
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A source as read: bytes to decode (or text already), and what the server said."""
+
+    name: str
+    data: bytes | str
+    content_type: str | None = None
+    warning: str | None = None
+
+
+def expand(sources: Sequence[str]) -> Iterator[str]:
+    """Files as given, directories walked recursively in sorted order, globs expanded."""
+    for source in sources:
+        if source == "-" or is_url(source):
+            yield source
+        elif Path(source).is_dir():
+            yield from _walk(Path(source))
+        elif glob.has_magic(source) and not Path(source).exists():
+            yield from _glob(source)
+        else:
+            yield source  # a missing file is reported when it is read
+
+
+def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]) -> Raw:
+    if name == "-":
+        return Raw(STDIN, _read_stdin(stdin))
+    if is_url(name):
+        fetched = fetcher().fetch(name)
+        return Raw(redact(name), fetched.data, fetched.content_type, fetched.warning)
+    return Raw(name, _read_file(Path(name), name))
+
+
+def _walk(folder: Path) -> Iterator[str]:
+    """Files under ``folder`` sorted by path (a/y.csv, b/z.tsv, x.atom); hidden ones left out."""
+    found, skipped = [], 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for file in files:
+            if file.startswith("."):
+                continue
+            if Path(file).suffix.lower() in LISTING_SUFFIXES:
+                found.append(Path(root, file))
+            else:
+                skipped += 1
+    if skipped:
+        logger.info("%s: skipped %d files whose names do not end in %s", folder, skipped,
+                    ", ".join(sorted(LISTING_SUFFIXES)))
+    yield from (str(path) for path in sorted(found, key=lambda p: p.relative_to(folder).parts))
+
+
+def _glob(pattern: str) -> Iterator[str]:
+    matches = sorted(glob.glob(pattern, recursive=True))
+    if not matches:
+        yield pattern  # reported as "no file matches" when read
+    for match in matches:
+        yield from (_walk(Path(match)) if Path(match).is_dir() else [match])
+
+
+def _read_file(path: Path, name: str) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise SourceError(name, f"the file is {size / 2**20:.0f} MiB, more than the "
+                              f"{MAX_SOURCE_BYTES // 2**20} MiB a listing may be",
+                              fix="split it into smaller files")
+        return path.read_bytes()
+    except FileNotFoundError:
+        problem = ("no file matches this pattern" if glob.has_magic(name)
+                   else "no such file or directory")
+        raise SourceError(name, problem, fix="check the path") from None
+    except IsADirectoryError:
+        raise SourceError(name, "this is a directory", fix="check the path") from None
+    except OSError as exc:
+        raise SourceError(name, f"cannot read it: {exc.strerror}",
+                          fix="check the permissions") from None
+
+
+def _read_stdin(stdin: StdinReader | None) -> bytes | str:
+    if stdin is not None:
+        return stdin()
+    buffer = getattr(sys.stdin, "buffer", None)
+    return buffer.read(MAX_SOURCE_BYTES + 1) if buffer is not None else sys.stdin.read()

@@ -1,0 +1,116 @@
+"""Light LaTeX clean-up for titles and abstracts (arXiv's are written in TeX).
+
+Not a TeX engine: inline math loses its dollars and gets Unicode for the common
+symbols, formatting commands keep their argument, citations and labels go, accents
+become letters. Anything unknown is left as it was. Dollars follow pandoc's rule
+(``$`` opens before a non-space, closes after one and not before a digit), so
+"$5 and $10" stays money.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["strip_latex"]
+
+_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ",
+    "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
+    "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
+    "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥",
+    "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡",
+    "propto": "∝", "infty": "∞", "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏",
+    "int": "∫", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪",
+    "cap": "∩", "forall": "∀", "exists": "∃", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "Rightarrow": "⇒", "mapsto": "↦", "ll": "≪", "gg": "≫", "ell": "ℓ",
+    "hbar": "ħ", "circ": "∘", "degree": "°", "ldots": "…", "dots": "…", "cdots": "⋯",
+    "LaTeX": "LaTeX", "TeX": "TeX", "textasciitilde": "∼", "log": "log", "exp": "exp",
+    "sin": "sin", "cos": "cos", "max": "max", "min": "min", "arg": "arg", "lim": "lim",
+}
+_COMBINING = {"'": "\u0301", "`": "\u0300", '"': "\u0308", "^": "\u0302", "~": "\u0303",
+              "=": "\u0304", ".": "\u0307", "c": "\u0327", "v": "\u030c", "u": "\u0306",
+              "H": "\u030b", "k": "\u0328", "r": "\u030a"}
+_ESCAPES = {r"\%": "%", r"\&": "&", r"\_": "_", r"\#": "#", r"\$": "$", r"\{": "{", r"\}": "}",
+            "``": "\u201c", "''": "\u201d"}
+
+_KEEP_ARGUMENT = re.compile(
+    r"\\(?:emph|textbf|textit|texttt|textsc|textrm|textsf|textup|textnormal|underline|mbox|"
+    r"text|url|mathrm|mathbf|mathit|mathcal|mathbb|mathsf|mathtt|mathfrak|boldsymbol|"
+    r"operatorname|bm)\s*\{([^{}]*)\}")
+_DROP_WITH_ARGUMENT = re.compile(r"\\(?:cite[pt]?|citep|citet|ref|eqref|label|footnote)"
+                                 r"\s*(?:\[[^\]]*\])?\{[^{}]*\}")
+_HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*\{([^{}]*)\}")
+_OLD_STYLE = re.compile(r"\{\\(?:em|bf|it|sl|sc|tt|rm)\s+([^{}]*)\}")
+_ACCENT = re.compile(r"\\(['`\"^~=.])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
+                     r"|\\([cvuHkr])\s*\{\s*([A-Za-z])\s*\}")
+_SYMBOL = re.compile(r"\\([A-Za-z]+)(?![A-Za-z])")
+_SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad)|\\\\")
+_TIE = re.compile(r"(?<=[\w.,)])~(?=[\w\\(])")
+
+_DISPLAY_MATH = re.compile(r"(?<!\\)\$\$([^$]{1,400}?)\$\$")
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?=[^\s$])((?:[^$\\]|\\.){1,400}?)(?<=[^\s\\])\$(?![\d$])")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_SCRIPT = re.compile(r"([\^_])\{([^{}]*)\}")
+_SIZING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])")
+_BRACES = re.compile(r"\{([^{}\s\\:,;=]{1,40})\}")
+_COMMAND_BEFORE = re.compile(r"\\[A-Za-z]+\s*$")
+
+
+def strip_latex(text: str) -> str:
+    """Turn the LaTeX that titles and abstracts commonly carry into plain text."""
+    if "\\" not in text and "$" not in text and "``" not in text and "''" not in text:
+        return text
+    text = _DISPLAY_MATH.sub(lambda m: _math(m[1]), text)
+    text = _INLINE_MATH.sub(lambda m: _math(m[1]), text)
+    text = _commands(text)
+    text = _TIE.sub(" ", text)
+    for escaped, plain in _ESCAPES.items():
+        text = text.replace(escaped, plain)
+    return text
+
+
+def _commands(text: str) -> str:
+    """Text-mode commands, innermost first, until none is left to rewrite."""
+    previous = None
+    while previous != text:
+        previous = text
+        text = _DROP_WITH_ARGUMENT.sub("", text)
+        text = _HREF.sub(r"\1", text)
+        text = _KEEP_ARGUMENT.sub(r"\1", text)
+        text = _OLD_STYLE.sub(r"\1", text)
+        text = _ACCENT.sub(_accented, text)
+        text = _BRACES.sub(_unwrap, text)
+    text = _SPACING.sub(" ", text)
+    return _SYMBOL.sub(lambda m: _SYMBOLS.get(m[1], m[0]), text)
+
+
+def _math(content: str) -> str:
+    """Inline math as readable text: x^{2} → x^2, \\frac{a}{b} → a/b, \\alpha → α."""
+    previous = None
+    while previous != content:
+        previous = content
+        content = _FRAC.sub(r"\1/\2", content)
+        content = _SQRT.sub(r"√\1", content)
+        content = _KEEP_ARGUMENT.sub(r"\1", content)
+        content = _SCRIPT.sub(lambda m: m[1] + (m[2] if len(m[2]) <= 1 else f"({m[2]})"),
+                              content)
+    content = _SIZING.sub("", content)
+    content = _SPACING.sub(" ", content)
+    content = _SYMBOL.sub(lambda m: _SYMBOLS.get(m[1], m[1]), content)
+    return content.replace("{", "").replace("}", "")
+
+
+def _unwrap(match: re.Match[str]) -> str:
+    """{word} → word, unless the braces are a command's argument (\\foo{word})."""
+    before = match.string[max(0, match.start() - 40):match.start()]
+    return match[0] if _COMMAND_BEFORE.search(before) else match[1]
+
+
+def _accented(match: re.Match[str]) -> str:
+    accent = match[1] or match[4]
+    letter = match[2] or match[3] or match[5]
+    return letter + _COMBINING[accent]

@@ -1,0 +1,204 @@
+"""Reading a model's answer: parse the JSON, check everything, keep nothing half-right.
+
+Each ``check_*`` function returns ``(answer, problems)``: the cleaned answer when
+``problems`` is empty, else None and what to tell the model in the repair request.
+Rules: every id cited exists in the batch; every paper gets exactly one gist;
+lengths are bounded; prose has no links, images or markup; a gist that merely
+copies the abstract's opening sentence is rejected. Titles are soft: a bad one
+is dropped (the theme keeps its term label) without failing the answer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import offline
+from ..models import Paper
+
+MAX_SUMMARY_CHARS = 1_200
+MAX_GIST_CHARS = 400
+MAX_TITLE_CHARS = 60
+MAX_TITLE_WORDS = 8
+MAX_INTRO_CHARS = 700
+
+# Links, images, HTML, code, emphasis, and what would start a Markdown block.
+_MARKUP = re.compile(
+    r"https?://|www\.|\]\(|!\[|<[a-zA-Z/!]|`|\*\*|__|~~|"
+    r"\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|edu|gov|app|html?)\b|"
+    r"^\s*(?:#|[-*+]\s|\d+[.)]\s|>|\|)", re.MULTILINE | re.IGNORECASE)
+# Ids cited in brackets: [P3], (P3), [P3, P5], (P3-P5).
+_CITATION = re.compile(r"\s*[\[(]\s*([PST]\d+(?:\s*[,;–-]\s*[PST]?\d+)*)\s*[\])]")
+_ID = re.compile(r"[PST]\d+")
+_WORD = re.compile(r"\w+")
+
+ITEM_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["id", "gist"],
+               "properties": {"id": {"type": "string"}, "gist": {"type": "string"}}}
+SUMMARY_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["title", "summary", "gists"],
+    "properties": {"title": {"type": "string"}, "summary": {"type": "string"},
+                   "gists": {"type": "array", "items": ITEM_SCHEMA}}}
+MERGE_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["title", "summary"],
+    "properties": {"title": {"type": "string"}, "summary": {"type": "string"}}}
+INTRO_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["intro"],
+                "properties": {"intro": {"type": "string"}}}
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    title: str | None
+    summary: str
+    gists: dict[str, str]  # short ref (P1) -> gist
+
+
+@dataclass(frozen=True)
+class MergeAnswer:
+    title: str | None
+    summary: str
+
+
+def parse_json_answer(text: str) -> Any:
+    """The JSON object in a model's answer, tolerating code fences and chatter around it."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("the answer holds no JSON object")
+    try:
+        return json.loads(text[start:end + 1])
+    except json.JSONDecodeError as error:
+        raise ValueError(f"the answer is not valid JSON ({error.msg})") from None
+
+
+def check_batch(data: Any, refs: Mapping[str, Paper]) -> tuple[BatchAnswer | None, list[str]]:
+    if not isinstance(data, dict):
+        return None, ["the answer must be a JSON object"]
+    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs)
+    items = _gist_items(data.get("gists"))
+    if items is None:
+        return None, [*problems, '"gists" must be a list of {"id": ..., "gist": ...}']
+    problems += _coverage_problems([ref for ref, _ in items], refs)
+    for ref, gist in items:
+        if ref in refs:
+            problems += prose_problems(f"gist {ref}", gist, MAX_GIST_CHARS, refs)
+            if isinstance(gist, str) and copies_opening(gist, refs[ref].abstract):
+                problems.append(f"gist {ref} copies the abstract's first sentence")
+    if problems:
+        return None, problems
+    return BatchAnswer(clean_title(data.get("title")), tidy(data["summary"]),
+                       {ref: tidy(gist) for ref, gist in items}), []
+
+
+def check_merge(data: Any, refs: Sequence[str]) -> tuple[MergeAnswer | None, list[str]]:
+    if not isinstance(data, dict):
+        return None, ["the answer must be a JSON object"]
+    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs)
+    if problems:
+        return None, problems
+    return MergeAnswer(clean_title(data.get("title")), tidy(data["summary"])), []
+
+
+def check_intro(data: Any, refs: Sequence[str]) -> tuple[str | None, list[str]]:
+    if not isinstance(data, dict):
+        return None, ["the answer must be a JSON object"]
+    intro = data.get("intro")
+    problems = prose_problems("intro", intro, MAX_INTRO_CHARS, refs)
+    if not problems and not 1 <= len(offline.split_sentences(intro)) <= 4:
+        problems.append("the intro must be 2 or 3 sentences")
+    return (None, problems) if problems else (tidy(intro), [])
+
+
+def prose_problems(name: str, value: Any, max_chars: int, refs: Sequence[str] | Mapping[str, Any]
+                   ) -> list[str]:
+    if not isinstance(value, str) or not value.strip():
+        return [f"{name} is missing or empty"]
+    problems = []
+    if len(value) > max_chars:
+        problems.append(f"{name} is longer than {max_chars} characters")
+    if _MARKUP.search(value):
+        problems.append(f"{name} contains links or markup; write plain prose")
+    unknown = sorted(set(cited_ids(value)) - set(refs))
+    if unknown:
+        problems.append(f"{name} cites ids that are not in this batch: {', '.join(unknown)}")
+    return problems
+
+
+def cited_ids(text: str) -> list[str]:
+    """Ids cited in brackets; a range "P3-P5" cites its two ends."""
+    ids = []
+    for match in _CITATION.finditer(text):
+        letter = match[1][0]
+        ids += [token if token[0].isalpha() else letter + token
+                for token in re.findall(r"[PST]?\d+", match[1])]
+    return ids
+
+
+def copies_opening(gist: str, abstract: str) -> bool:
+    """True when the gist is (nearly) the abstract's first sentence, or a long verbatim piece."""
+    sentences = offline.split_sentences(abstract)
+    if not sentences:
+        return False
+    gist_words = _words(gist)
+    first_words = _words(sentences[0])
+    if not gist_words:
+        return False
+    if difflib.SequenceMatcher(None, gist_words, first_words).ratio() >= 0.85:
+        return True
+    return len(gist_words) >= 6 and f" {' '.join(gist_words)} " in f" {' '.join(first_words)} "
+
+
+def clean_title(value: Any) -> str | None:
+    """A usable theme title, or None (the theme then keeps its term label)."""
+    if not isinstance(value, str):
+        return None
+    title = " ".join(value.split()).strip("\"'“”‘’ ").rstrip(".")
+    if not title or len(title) > MAX_TITLE_CHARS or len(title.split()) > MAX_TITLE_WORDS:
+        return None
+    if _MARKUP.search(title) or _CITATION.search(title) or not re.search(r"[^\W\d_]", title):
+        return None
+    return title
+
+
+def tidy(text: str) -> str:
+    """One line of prose, with bracketed id citations removed (readers never see the ids)."""
+    return " ".join(_CITATION.sub("", text).split())
+
+
+def _gist_items(value: Any) -> list[tuple[str, Any]] | None:
+    """[(ref, gist)] from a list of {"id", "gist"} objects or, from plain-text servers, a dict."""
+    if isinstance(value, dict):
+        return [(str(ref).strip("[]"), gist) for ref, gist in value.items()]
+    if not isinstance(value, list):
+        return None
+    items = []
+    for item in value:
+        if not isinstance(item, dict) or "id" not in item:
+            return None
+        items.append((str(item["id"]).strip("[]"), item.get("gist")))
+    return items
+
+
+def _coverage_problems(cited: list[str], refs: Mapping[str, Paper]) -> list[str]:
+    problems = []
+    unknown = sorted(set(cited) - set(refs), key=_ref_order)
+    repeated = sorted({ref for ref in cited if cited.count(ref) > 1}, key=_ref_order)
+    missing = sorted(set(refs) - set(cited), key=_ref_order)
+    if unknown:
+        problems.append(f"unknown ids {', '.join(unknown)}")
+    if repeated:
+        problems.append(f"more than one gist for {', '.join(repeated)}")
+    if missing:
+        problems.append(f"no gist for {', '.join(missing)}")
+    return problems
+
+
+def _ref_order(ref: str) -> tuple[int, str]:
+    digits = ref[1:]
+    return (int(digits) if digits.isdigit() else 10**9, ref)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())

@@ -1,0 +1,92 @@
+"""The one interface every chat backend implements, and the errors it raises.
+
+A backend answers one ``ChatRequest`` with one ``Completion`` or raises one of::
+
+    LLMError                    the endpoint refuses us for good (401, 403, 404): stop the run
+    ├── RequestRejected         this request was refused (400, 422): that batch falls back
+    ├── QuotaExhausted          the account is out of credit: stop calling, finish offline
+    └── LLMUnavailable          down, overloaded or too slow after retries: counts
+        └── DeadlineReached     towards the circuit breaker; the run's deadline has passed
+
+Every error carries ``retries`` (how many times the call was retried before it gave up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import LLMError, LLMUnavailable
+
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One question. ``schema`` is a JSON schema for servers that accept ``json_schema``."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int
+    json_output: bool = True
+    schema: Mapping[str, Any] | None = None
+    schema_name: str = "answer"
+    deadline: float | None = None  # time.monotonic() after which no attempt may start
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int = 0
+    finish_reason: str = "stop"
+    retries: int = 0
+
+
+class ChatBackend(Protocol):
+    """Anything that can answer a chat request. ``name`` and ``model`` go into the issue footer.
+
+    ``complete`` is called from several threads at once; ``close`` frees connections.
+    """
+
+    name: str
+    model: str
+
+    def complete(self, request: ChatRequest) -> Completion: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class BackendSettings:
+    model: str
+    api_key: str | None = None
+    base_url: str | None = None
+    api_version: str | None = None  # set for Azure OpenAI's dated (pre-v1) API
+    timeout_s: float = 60.0  # per request; the client's own default is 600 s
+    max_attempts: int = 4
+    max_retry_after_s: float = 60.0  # a server asking us to wait longer is not retried
+    temperature: float | None = 0.2
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class RequestRejected(LLMError):
+    """The server refused this one request (HTTP 400/422); other requests may still work."""
+
+
+class QuotaExhausted(LLMError):
+    """The account has no credit left: no later call can succeed either."""
+
+
+class DeadlineReached(LLMUnavailable):
+    """The run's deadline passed before this call could finish."""
+
+
+def with_retries(error: LLMError, retries: int) -> LLMError:
+    error.retries = retries  # type: ignore[attr-defined]
+    return error
+
+
+def retries_of(error: BaseException) -> int:
+    return int(getattr(error, "retries", 0))

@@ -1,0 +1,119 @@
+"""What we know about a model: its context window, output limit and price.
+
+Built-in entries cover common OpenAI models (list prices in USD per million
+tokens, cached input at its discount). The config file overrides or adds::
+
+    [models."llama3.1:8b"]          # any model name, e.g. an Azure deployment
+    context_window = 16384
+    max_output_tokens = 2048
+
+    [prices."gpt-4o-mini"]          # USD per million tokens
+    input = 0.15
+    cached_input = 0.075
+    output = 0.60
+
+A model without a price costs 0 in the report (local servers) and cannot be
+used with ``--max-cost``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    cached_input: float
+    output: float
+
+    def cost(self, prompt_tokens: int, cached_tokens: int, completion_tokens: int) -> float:
+        cached = min(cached_tokens, prompt_tokens)
+        return ((prompt_tokens - cached) * self.input + cached * self.cached_input
+                + completion_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    price: Price | None = None
+
+
+# Longest prefix wins, so dated names ("gpt-4o-mini-2024-07-18") find their family.
+BUILT_IN: dict[str, ModelCard] = {
+    "gpt-4o-mini": ModelCard(128_000, 16_384, Price(0.15, 0.075, 0.60)),
+    "gpt-4o": ModelCard(128_000, 16_384, Price(2.50, 1.25, 10.00)),
+    "gpt-4.1-nano": ModelCard(1_047_576, 32_768, Price(0.10, 0.025, 0.40)),
+    "gpt-4.1-mini": ModelCard(1_047_576, 32_768, Price(0.40, 0.10, 1.60)),
+    "gpt-4.1": ModelCard(1_047_576, 32_768, Price(2.00, 0.50, 8.00)),
+    "gpt-5-nano": ModelCard(400_000, 128_000, Price(0.05, 0.005, 0.40)),
+    "gpt-5-mini": ModelCard(400_000, 128_000, Price(0.25, 0.025, 2.00)),
+    "gpt-5": ModelCard(400_000, 128_000, Price(1.25, 0.125, 10.00)),
+    "o4-mini": ModelCard(200_000, 100_000, Price(1.10, 0.275, 4.40)),
+}
+
+
+def model_card(model: str | None, config: Mapping[str, Any] | None = None) -> ModelCard:
+    """The built-in card for ``model``, with the config's [models] and [prices] on top."""
+    config = config or {}
+    card = _built_in(model)
+    if model is None:
+        return card
+    limits = _table(config, "models", model)
+    price = _table(config, "prices", model)
+    return ModelCard(
+        context_window=_positive_int(limits, "context_window", model) or card.context_window,
+        max_output_tokens=(_positive_int(limits, "max_output_tokens", model)
+                           or card.max_output_tokens),
+        price=_price(price, model) if price else card.price,
+    )
+
+
+def _built_in(model: str | None) -> ModelCard:
+    name = (model or "").lower().rsplit("/", 1)[-1]
+    for prefix in sorted(BUILT_IN, key=len, reverse=True):
+        if name.startswith(prefix):
+            return BUILT_IN[prefix]
+    return ModelCard()
+
+
+def _table(config: Mapping[str, Any], section: str, model: str) -> Mapping[str, Any]:
+    tables = config.get(section, {})
+    if not isinstance(tables, Mapping):
+        raise ConfigError(f"config: [{section}] must be a table of models, e.g. "
+                          f'[{section}."{model}"]')
+    table = tables.get(model, {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f'config: [{section}."{model}"] must be a table')
+    return table
+
+
+def _positive_int(table: Mapping[str, Any], key: str, model: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f'config: [models."{model}"] {key} must be a positive integer')
+    return value
+
+
+def _price(table: Mapping[str, Any], model: str) -> Price:
+    values = {}
+    for key in ("input", "cached_input", "output"):
+        value = table.get(key, table.get("input") if key == "cached_input" else None)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f'config: [prices."{model}"] needs {key} = USD per million '
+                              "tokens (a number >= 0)")
+        values[key] = float(value)
+    unknown = sorted(set(table) - set(values))
+    if unknown:
+        raise ConfigError(f'config: [prices."{model}"] has unknown keys {", ".join(unknown)}; '
+                          "use input, cached_input, output")
+    return Price(**values)

@@ -1,0 +1,136 @@
+"""What a failed request means: retry it, give up on it, or stop the run.
+
+One retry layer only (tenacity, in ``openai_chat``); the official client's own
+retries are switched off. Retried: 408, 409, 429, 5xx and connection errors,
+with exponential backoff and jitter, honouring ``Retry-After`` up to a cap.
+Not retried: a quota error, a ``Retry-After`` beyond the cap, and 4xx errors,
+which become messages that say what to fix.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Callable
+
+import openai
+from tenacity import RetryCallState
+
+from ..errors import LLMError, LLMUnavailable
+from .base import BackendSettings, QuotaExhausted, RequestRejected
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+def is_retryable(error: BaseException, max_retry_after_s: float) -> bool:
+    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        if status in RETRYABLE_STATUS or status >= 500:
+            return not is_quota_error(error) and retry_after(error) <= max_retry_after_s
+    return False
+
+
+def is_quota_error(error: openai.APIStatusError) -> bool:
+    words = f"{error.code or ''} {error.type or ''}"
+    return "insufficient_quota" in words or "insufficient_quota" in str(error.message)
+
+
+def retry_after(error: BaseException) -> float:
+    """Seconds the server asked us to wait (``Retry-After``, or ``retry-after-ms``), else 0."""
+    response = getattr(error, "response", None)
+    if response is None:
+        return 0.0
+    millis = response.headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if not value:
+        return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def backoff_wait(jitter: Callable[[float, float], float] = random.uniform
+                 ) -> Callable[[RetryCallState], float]:
+    """Exponential backoff with jitter, never shorter than the server's ``Retry-After``."""
+
+    def wait(state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        ceiling = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (state.attempt_number - 1))
+        return max(ceiling * jitter(0.5, 1.0), retry_after(error) if error else 0.0)
+
+    return wait
+
+
+def describe(error: BaseException | None) -> str:
+    if isinstance(error, openai.APIStatusError):
+        return f"HTTP {error.status_code}"
+    if isinstance(error, openai.APITimeoutError):
+        return "timeout"
+    return type(error).__name__ if error else "unknown"
+
+
+def as_digest_error(error: openai.APIError, settings: BackendSettings, attempts: int) -> LLMError:
+    """The error a user reads: what happened and what to do about it. No secrets inside."""
+    where = settings.base_url or "the OpenAI API"
+    if isinstance(error, openai.APITimeoutError):
+        return LLMUnavailable(f"{where} did not answer within {settings.timeout_s:g} s "
+                              f"({attempts} attempts); raise --timeout for slow local models")
+    if isinstance(error, openai.APIConnectionError):
+        return LLMUnavailable(f"cannot reach {where} ({attempts} attempts): check "
+                              "OPENAI_BASE_URL / --base-url and that the server is running")
+    assert isinstance(error, openai.APIStatusError)
+    return _status_error(error, where, settings, attempts)
+
+
+def _status_error(error: openai.APIStatusError, where: str, settings: BackendSettings,
+                  attempts: int) -> LLMError:
+    status = error.status_code
+    if status == 401:
+        return LLMError(f"{where} rejected the API key (HTTP 401): check OPENAI_API_KEY")
+    if status == 403:
+        return LLMError(f"{where} refused access (HTTP 403): check that the key may use "
+                        f"model {settings.model!r}")
+    if status == 404:
+        return LLMError(f"{where} has no model {settings.model!r} (HTTP 404): check --model / "
+                        "DIGEST_MODEL (the deployment name on Azure) and the base URL "
+                        "(it usually ends in /v1)")
+    if is_quota_error(error):
+        return QuotaExhausted(f"{where}: the account is out of quota (HTTP {status}); add "
+                              "credit, or use --backend offline")
+    if status in (400, 413, 422):
+        return RequestRejected(f"{where} rejected the request (HTTP {status}): "
+                               f"{_short(error.message)}; if the prompt is too long, lower "
+                               "context_window in the config")
+    wait = retry_after(error)
+    if wait > settings.max_retry_after_s:
+        return LLMUnavailable(f"{where} asks us to wait {wait:.0f} s (HTTP {status}), longer "
+                              f"than the {settings.max_retry_after_s:g} s we wait; try later")
+    return LLMUnavailable(f"{where} is unavailable (HTTP {status}) after {attempts} attempts")
+
+
+def _short(message: str, limit: int = 200) -> str:
+    message = " ".join(str(message).split())
+    return message if len(message) <= limit else message[:limit - 1] + "…"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of the secret masked."""
+    if secret and len(secret) >= 4:
+        return text.replace(secret, "***")
+    return text

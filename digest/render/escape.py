@@ -1,0 +1,78 @@
+"""Untrusted text (titles, abstracts, model output) made safe for each output format.
+
+* Markdown: :func:`escape_markdown` — one line that cannot start a heading, list,
+  quote or table, nor make emphasis, a link, an image or raw HTML.
+* Plain text: :func:`plain_text` — one line, no control characters, and URL-like
+  text defanged (``https[:]//``) so mail clients do not turn it into a link.
+* HTML: jinja2's autoescape, plus :func:`html_text`, which also breaks URL-like
+  text with an invisible ``<wbr>`` so mail clients do not linkify it.
+
+Every format first drops control characters and bidirectional overrides, which
+could rewrite a terminal or reorder what a reader sees.
+Links in an issue come only from ingested records, through :func:`safe_url`.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+from markupsafe import Markup, escape
+
+# C0/C1 controls (tab and newline become spaces first) and bidi embeddings/overrides/isolates.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters with inline meaning in CommonMark/GFM (emphasis, code, links, HTML,
+# tables, strike-through, math on GitHub); a backslash makes each literal.
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
+# What would start a block (heading, quote, list, setext underline) at a line's start.
+_BLOCK_START = re.compile(r"^([#>+=\-])")
+_ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
+# GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
+_AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=\w)@(?=\w)")
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def clean_text(text: object) -> str:
+    """One line of text: whitespace collapsed, control and bidi-override characters removed."""
+    return _INVISIBLE.sub("", " ".join(str(text).split()))
+
+
+def escape_markdown(text: object) -> str:
+    """Plain text that Markdown shows as typed: one line, nothing that makes markup or links."""
+    text = _MD_INLINE.sub(r"\\\1", clean_text(text))
+    text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
+    text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
+    return _BLOCK_START.sub(r"\\\1", text)
+
+
+def plain_text(text: object) -> str:
+    """One line for a plain-text mail, ``https://x`` defanged to ``https[:]//x``, ``www.`` to
+    ``www[.]``, ``a@b`` to ``a[@]b``."""
+    return _AUTOLINK.sub(lambda match: f"[{match[0][0]}]{match[0][1:]}", clean_text(text))
+
+
+def html_text(text: object) -> Markup:
+    """Escaped HTML text with an invisible ``<wbr>`` inside URL-like runs, so nothing linkifies."""
+    escaped = str(escape(clean_text(text)))
+    return Markup(_AUTOLINK.sub(lambda match: f"{match[0][0]}<wbr>{match[0][1:]}", escaped))
+
+
+def safe_url(url: str | None) -> str | None:
+    """An http(s) URL fit for ``[text](<url>)`` and ``href="…"``, or None."""
+    if not url:
+        return None
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return quote(url.strip(), safe=":/?#[]@!$&'()*+,;=%~.-_")
+
+
+def github_slug(title: str, taken: set[str]) -> str:
+    """The anchor GitHub gives a heading, made unique like GitHub does (-1, -2...)."""
+    base = _SLUG_DROP.sub("", title.lower()).replace(" ", "-")
+    slug, n = base, 0
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug

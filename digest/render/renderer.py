@@ -1,0 +1,134 @@
+"""The renderer: an ``Issue`` (and the archive pages) through jinja2 templates.
+
+Templates ship in ``digest/templates`` and can be overridden one by one from a
+folder of the user's (``--templates DIR``). Undefined variables are errors
+(StrictUndefined). The format follows from the file name — ``*.md.j2``,
+``*.txt.j2``, ``*.html.j2``, ``*.xml.j2`` — and so does escaping: every
+``{{ value }}`` is escaped for its format on the way out (jinja2's
+``finalize``), unless digest marked it ``Trusted``; HTML and XML templates
+also have autoescape on. A template that forgets a filter still cannot turn a
+title into markup or a link.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from ..errors import ConfigError, TemplateError
+from ..models import Issue
+from .escape import clean_text, escape_markdown, html_text, plain_text
+from .rising import PastIssue
+from .view import Trusted, issue_view
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+FORMATS = {"md": "issue.md.j2", "html": "issue.html.j2", "txt": "issue.txt.j2"}
+TEXT_WIDTH = 72
+_KIND = re.compile(r"\.(md|txt|html|xml)\.j2$")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+
+def _finalize_md(value: object) -> str:
+    return value if isinstance(value, Trusted) else escape_markdown(value)
+
+
+def _finalize_txt(value: object) -> str:
+    return value if isinstance(value, Trusted) else plain_text(value)
+
+
+def _finalize_html(value: object) -> object:
+    # Trusted text is returned as a plain str, so autoescape still escapes it (e.g. & in URLs).
+    return value if isinstance(value, (Markup, Trusted)) else html_text(value)
+
+
+def _finalize_xml(value: object) -> object:
+    return value if isinstance(value, (Markup, Trusted)) else clean_text(value)
+
+
+_FINALIZE: dict[str, Callable[[object], object]] = {
+    "md": _finalize_md, "txt": _finalize_txt, "html": _finalize_html, "xml": _finalize_xml}
+
+
+def wrap(text: object, indent: int = 0, first: str | None = None,
+         width: int = TEXT_WIDTH) -> Trusted:
+    """Plain text wrapped to ``width`` columns, lines indented by ``indent`` spaces, the first
+    line by ``first`` (e.g. a bullet) when given. Apply it last: its line breaks are kept."""
+    pad = " " * indent
+    return Trusted(textwrap.fill(plain_text(text), width,
+                                 initial_indent=pad if first is None else first,
+                                 subsequent_indent=pad, break_on_hyphens=False))
+
+
+class Renderer:
+    """Renders issues and archive pages with the shipped templates, or a user's first."""
+
+    def __init__(self, templates_dir: Path | None = None):
+        if templates_dir is not None and not Path(templates_dir).is_dir():
+            raise ConfigError(f"--templates {templates_dir}: no such folder (it should hold "
+                              f"templates like those in {TEMPLATES_DIR})")
+        search = [str(TEMPLATES_DIR)]
+        if templates_dir is not None:
+            search.insert(0, str(templates_dir))
+        loader = jinja2.FileSystemLoader(search)
+        self._envs = {kind: _environment(loader, kind) for kind in _FINALIZE}
+
+    def render(self, issue: Issue, fmt: str = "md", *,
+               history: Sequence[PastIssue] = ()) -> str:
+        """``issue`` as ``md``, ``html`` or ``txt``; rising themes judged against ``history``."""
+        if fmt not in FORMATS:
+            raise ConfigError(f"unknown output format {fmt!r}; choose from {', '.join(FORMATS)}")
+        return self.page(FORMATS[fmt], issue=issue_view(issue, history))
+
+    def markdown(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
+        return self.render(issue, "md", history=history)
+
+    def html(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
+        return self.render(issue, "html", history=history)
+
+    def text(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
+        return self.render(issue, "txt", history=history)
+
+    def page(self, name: str, **context: Any) -> str:
+        """Render the template ``name``; its format (and escaping) comes from its suffix."""
+        kind = _kind(name)
+        try:
+            text = self._envs[kind].get_template(name).render(**context)
+        except jinja2.TemplateNotFound:
+            raise TemplateError(f"template {name} not found (looked in "
+                                f"{', '.join(self._envs[kind].loader.searchpath)})"  # type: ignore[union-attr]
+                                ) from None
+        except jinja2.TemplateError as exc:
+            where = f"{exc.filename}:{exc.lineno}" if isinstance(
+                exc, jinja2.TemplateSyntaxError) else name
+            raise TemplateError(f"{where}: {exc}") from None
+        return _tidy(text)
+
+
+def _kind(name: str) -> str:
+    match = _KIND.search(name)
+    if not match:
+        raise TemplateError(f"template {name}: the name must end in .md.j2, .txt.j2, .html.j2 "
+                            "or .xml.j2, which says how its values are escaped")
+    return match[1]
+
+
+def _environment(loader: jinja2.BaseLoader, kind: str) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=loader, undefined=jinja2.StrictUndefined, autoescape=kind in ("html", "xml"),
+        finalize=_FINALIZE[kind], trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True)
+    env.filters["md"] = lambda value: Trusted(escape_markdown(value))
+    env.filters["wrap"] = wrap
+    return env
+
+
+def _tidy(text: str) -> str:
+    """No trailing spaces, no runs of blank lines, exactly one final newline."""
+    return _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip() + "\n"

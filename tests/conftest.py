@@ -1,0 +1,30 @@
+"""Shared fixtures. Every test runs with its own digest home and no LLM credentials."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SEEDS = ROOT.parent / "shared" / "seeds"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads the developer's keys, state or config."""
+    home = tmp_path / "digest-home"
+    monkeypatch.setenv("DIGEST_HOME", str(home))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DIGEST_MODEL", "DIGEST_STATE",
+                 "DIGEST_RAISE_ERRORS"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def seeds() -> Path:
+    if not SEEDS.is_dir():
+        pytest.fail(f"{SEEDS} is missing: CI and developers keep ../shared beside the checkout")
+    return SEEDS

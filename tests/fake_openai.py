@@ -1,0 +1,277 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` over real sockets, whatever transport
+the client uses, and records every request (path, headers, parsed body) so
+tests can assert what was sent. Replies come from, in order of precedence:
+
+1. ``responder(body)``, a function that may return a ``Reply`` for a request;
+2. the script: ``script(*replies)`` queues replies, one per request, in arrival order;
+3. ``default``: a ``Reply`` for every request (e.g. a full outage), or else
+4. the smart mode: valid JSON for the digest prompts, a gist for exactly the
+   ``[Pn]`` ids in the prompt, a merged summary for ``[Sn]``, an intro for ``[Tn]``.
+
+Faults: any status with any headers (429 + Retry-After, 500, 401...), a hang
+(the handler waits until the server closes), output cut with
+``finish_reason="length"``, raw text instead of JSON. ``latency`` adds a fixed
+delay to every answer; ``reject_formats`` makes the server answer a given
+``response_format`` type with an error status, as some servers do.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from digest.tokens import TokenCounter
+
+_COUNTER = TokenCounter("gpt-4o-mini")
+_DATA = re.compile(r"<<DATA (\w+)>>\n(.*?)<<END \1>>", re.DOTALL)
+_ITEM = re.compile(r"^\[([PST])(\d+)\] (.*)$", re.MULTILINE)
+_STOP = {"a", "an", "and", "for", "from", "in", "of", "on", "the", "to", "via", "with", "by",
+         "is", "are", "towards", "toward", "using", "into", "at", "as", "its", "their", "your",
+         "how", "what", "when", "do", "does", "can", "we", "you", "all", "not", "more", "than"}
+
+
+@dataclass
+class Reply:
+    """One scripted answer. ``content`` None means: the smart answer for this request."""
+
+    status: int = 200
+    content: str | None = None
+    finish_reason: str = "stop"
+    headers: dict[str, str] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    hang: bool = False
+    cached_tokens: int = 0
+    usage: bool = True
+
+    @classmethod
+    def fail(cls, status: int, message: str = "fault", *, code: str | None = None,
+             retry_after: str | None = None) -> Reply:
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        return cls(status=status, headers=headers,
+                   error={"message": message, "type": code or "server_error", "code": code})
+
+    @classmethod
+    def text(cls, content: str, **kwargs: Any) -> Reply:
+        return cls(content=content, **kwargs)
+
+    @classmethod
+    def json(cls, data: Any, **kwargs: Any) -> Reply:
+        return cls(content=json.dumps(data), **kwargs)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    headers: dict[str, str]  # names in lower case
+    body: dict[str, Any]
+    raw: bytes
+
+    @property
+    def user_text(self) -> str:
+        return "\n".join(m["content"] for m in self.body.get("messages", [])
+                         if m.get("role") == "user")
+
+
+class FakeOpenAI:
+    """``with FakeOpenAI() as server: ... OpenAI(base_url=server.url)``."""
+
+    def __init__(self, *, latency: float = 0.0, default: Reply | None = None,
+                 responder: Callable[[dict[str, Any]], Reply | None] | None = None,
+                 reject_formats: dict[str, int] | None = None):
+        self.latency = latency
+        self.default = default
+        self.responder = responder
+        self.reject_formats = dict(reject_formats or {})
+        self.requests: list[Recorded] = []
+        self._script: list[Reply] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def chat_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def close(self) -> None:
+        self._closing.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Called from handler threads ---------------------------------------------------------
+
+    def _reply_for(self, body: dict[str, Any]) -> Reply:
+        rejected = self.reject_formats.get((body.get("response_format") or {}).get("type", ""))
+        if rejected:
+            return Reply.fail(rejected, "response_format is not supported")
+        if self.responder is not None:
+            reply = self.responder(body)
+            if reply is not None:
+                return reply
+        with self._lock:
+            if self._script:
+                return self._script.pop(0)
+        return self.default or Reply()
+
+    def _record(self, recorded: Recorded) -> None:
+        with self._lock:
+            self.requests.append(recorded)
+
+
+def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet tests
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = {}
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            server._record(Recorded(self.path, headers, body, raw))
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            started = time.monotonic()
+            reply = server._reply_for(body)
+            if reply.hang:
+                server._closing.wait(30)
+                self.close_connection = True
+                return
+            if reply.status != 200:
+                status, payload = reply.status, {"error": reply.error or {"message": "fault"}}
+            else:
+                status, payload = 200, _completion(body, reply)
+            # A fixed latency: the time from request to answer, however long counting took.
+            time.sleep(max(0.0, server.latency - (time.monotonic() - started)))
+            self._send(status, payload, reply.headers)
+
+        def _send(self, status: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client gave up (a timeout test): nothing to answer
+                pass
+
+    return Handler
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    content = reply.content if reply.content is not None else smart_answer(body)
+    prompt_tokens = sum(_COUNTER.count(m.get("content") or "") + 3
+                        for m in body.get("messages", [])) + 3
+    schema = (body.get("response_format") or {}).get("json_schema")
+    if schema:  # OpenAI bills a structured-output schema as prompt tokens
+        prompt_tokens += _COUNTER.count(json.dumps(schema))
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": _COUNTER.count(content),
+             "total_tokens": prompt_tokens + _COUNTER.count(content),
+             "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
+                         "message": {"role": "assistant", "content": content}}],
+            **({"usage": usage} if reply.usage else {})}
+
+
+def smart_answer(body: dict[str, Any]) -> str:
+    """A valid answer to a digest prompt: the first user message is the question."""
+    question = next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"),
+                    "")
+    match = _DATA.search(question)
+    items = _ITEM.findall(match[2]) if match else []
+    kinds = {kind for kind, _, _ in items}
+    if "P" in kinds:
+        return json.dumps(_summary_answer(items))
+    if "S" in kinds:
+        return json.dumps({"title": _title([text.split(":")[0] for _, _, text in items]),
+                           "summary": f"Across {len(items)} groups of papers, the theme moves "
+                                      "from new methods to careful evaluation."})
+    if "T" in kinds:
+        return json.dumps({"intro": f"This week brings {len(items)} themes. They range from "
+                                    "new methods to careful evaluations."})
+    return json.dumps({"answer": "nothing to do"})
+
+
+def _summary_answer(items: list[tuple[str, str, str]]) -> dict[str, Any]:
+    titles = [text for _, _, text in items]
+    gists = [{"id": f"P{number}", "gist": f"Contributes {_plain(text)[:200]}."}
+             for _, number, text in items]
+    return {"title": _title(titles), "gists": gists,
+            "summary": f"These {len(items)} papers share one question and differ in method; "
+                       "together they show where the field is heading."}
+
+
+def _title(titles: list[str]) -> str:
+    words = Counter(w for title in titles for w in set(_plain(title).lower().split())
+                    if w not in _STOP and len(w) > 2 and not w.isdigit())
+    top = [w.capitalize() for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:2]]
+    return " and ".join(top) or "Assorted papers"
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s-]", " ", text).split())
+
+
+# Made-up papers for LLM tests (never real data) ------------------------------------------
+
+_METHODS = ("Lattice", "Prism", "Harbor", "Quill", "Ember", "Atlas", "Beacon", "Cinder", "Delta",
+            "Fable", "Grove", "Helix", "Iris", "Juniper", "Kestrel", "Lumen", "Mosaic", "Nimbus")
+_TOPICS = ("sparse retrieval", "robot grasping", "protein folding", "code repair",
+           "weather forecasting", "speech separation")
+
+
+def made_up_papers(n: int, *, topic_index: int = 0, start: int = 0) -> list[Any]:
+    """``n`` invented papers on one topic, each with a multi-sentence abstract."""
+    from digest.models import Paper
+
+    topic = _TOPICS[topic_index % len(_TOPICS)]
+    papers = []
+    for i in range(start, start + n):
+        name = f"{_METHODS[i % len(_METHODS)]}{i}"
+        abstract = (f"Work on {topic} has long struggled with noisy supervision and small data. "
+                    f"We introduce {name}, which pairs a compact encoder with a learned "
+                    f"verifier for {topic}. On {3 + i % 4} invented benchmarks {name} improves "
+                    f"accuracy by {5 + i % 7} points over strong baselines. We also study "
+                    f"when the verifier fails and release our evaluation suite.")
+        papers.append(Paper(id=f"2601.{i:05d}", title=f"{name}: Verified Learning for {topic}",
+                            abstract=abstract, url=f"https://arxiv.org/abs/2601.{i:05d}"))
+    return papers

@@ -1,0 +1,153 @@
+"""The command line: contracts of DESIGN.md §3, exit codes, the run report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
+
+from .conftest import EXAMPLES
+
+runner = CliRunner()
+REPORT_COUNTS = {"records_read", "papers_unique", "duplicates_merged", "already_published",
+                 "papers_in_issue", "themes", "batches"}
+REPORT_LLM = {"backend", "model", "calls", "cache_hits", "retries", "failed_calls", "fallbacks",
+              "prompt_tokens", "completion_tokens", "abstract_tokens", "cost_usd"}
+
+
+def newsletter(tmp_path, *args: str):
+    return runner.invoke(app, ["newsletter", *args, "--out", str(tmp_path / "out"),
+                               "--state", str(tmp_path / "state.sqlite"),
+                               "--report", str(tmp_path / "report.json")])
+
+
+def read_report(tmp_path):
+    return json.loads((tmp_path / "report.json").read_text())
+
+
+@pytest.mark.parametrize("command", [[], ["newsletter"], ["summarize"]])
+def test_every_command_has_help(command):
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0
+    assert "Usage" in result.output
+
+
+def test_newsletter_help_documents_the_contract_flags():
+    text = runner.invoke(app, ["newsletter", "--help"], terminal_width=200).output
+    for flag in ("--out", "--week", "--state", "--backend", "--model", "--config", "--report",
+                 "--format"):
+        assert flag in text
+
+
+def test_newsletter_writes_the_issue_prints_its_path_and_reports(tmp_path):
+    result = newsletter(tmp_path, str(EXAMPLES), "--week", "2026-W47", "--backend", "offline")
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "out" / "2026-W47.md"
+    assert result.stdout.strip() == str(path)
+    assert path.read_text(encoding="utf-8").startswith("# Research digest, 2026-W47")
+    report = read_report(tmp_path)
+    assert report["week"] == "2026-W47"
+    assert report["outputs"]["markdown"] == str(path)
+    assert set(report["counts"]) >= REPORT_COUNTS
+    assert set(report["llm"]) >= REPORT_LLM
+    assert report["counts"]["records_read"] == 38
+    assert report["counts"]["papers_in_issue"] == 30
+    assert report["llm"]["backend"] == "offline"
+    assert report["llm"]["calls"] == 0
+    assert sum(len(t["paper_ids"]) for t in report["themes"]) == 30
+    assert report["errors"] == []
+    assert report["duration_s"] > 0
+
+
+def test_auto_backend_is_offline_without_key_or_url(tmp_path):
+    result = newsletter(tmp_path, str(EXAMPLES), "--week", "2026-W47")
+    assert result.exit_code == 0, result.output
+    assert read_report(tmp_path)["llm"]["backend"] == "offline"
+
+
+def test_summarize_prints_markdown_and_leaves_state_alone(tmp_path, isolated_environment):
+    result = runner.invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Research digest, 2026-W47")
+    assert not isolated_environment.exists()  # no default state store was created
+
+
+def test_summarize_reads_stdin(tmp_path):
+    page = (EXAMPLES / "daily_papers_2026-11-16.txt").read_text(encoding="utf-8")
+    result = runner.invoke(app, ["summarize", "-", "--week", "2026-W47"], input=page)
+    assert result.exit_code == 0, result.output
+    assert "13 records read" in result.stdout
+
+
+def test_bad_week_is_a_usage_error_and_still_reported(tmp_path):
+    result = newsletter(tmp_path, str(EXAMPLES), "--week", "2026-47")
+    assert result.exit_code == 2
+    assert "expected an ISO week" in result.stderr
+    assert "expected an ISO week" in read_report(tmp_path)["errors"][0]
+
+
+def test_no_source_is_a_usage_error(tmp_path):
+    result = newsletter(tmp_path)
+    assert result.exit_code == 2
+    assert "no SOURCE given" in result.stderr
+
+
+def test_a_missing_source_is_reported_and_the_others_still_read(tmp_path):
+    missing = tmp_path / "nope.txt"
+    result = newsletter(tmp_path, str(missing), str(EXAMPLES), "--week", "2026-W47")
+    assert result.exit_code == 0, result.output
+    report = read_report(tmp_path)
+    assert report["counts"]["records_read"] == 38
+    assert any(str(missing) in error for error in report["errors"])
+
+
+def test_strict_stops_at_a_missing_source_and_names_it(tmp_path):
+    missing = tmp_path / "nope.txt"
+    result = newsletter(tmp_path, str(missing), str(EXAMPLES), "--strict", "--week", "2026-W47")
+    assert result.exit_code == 1
+    assert str(missing) in result.stderr
+    assert not (tmp_path / "out" / "2026-W47.md").exists()
+    assert str(missing) in read_report(tmp_path)["errors"][0]
+
+
+def test_openai_backend_without_key_says_how_to_fix_it(tmp_path):
+    result = newsletter(tmp_path, str(EXAMPLES), "--backend", "openai")
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY" in result.stderr
+
+
+def test_unknown_backend_is_a_usage_error(tmp_path):
+    result = newsletter(tmp_path, str(EXAMPLES), "--backend", "gpt")
+    assert result.exit_code == 2
+    assert "unknown backend" in result.stderr
+
+
+def test_config_file_sets_defaults_and_flags_win(tmp_path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\nbackend = "offline"\nmax_themes = 2\n', encoding="utf-8")
+    result = newsletter(tmp_path, str(EXAMPLES), "--config", str(config), "--week", "2026-W47")
+    assert result.exit_code == 0, result.output
+    assert read_report(tmp_path)["counts"]["themes"] <= 2
+    result = newsletter(tmp_path, str(EXAMPLES), "--config", str(config), "--max-themes", "4",
+                        "--week", "2026-W47")
+    assert read_report(tmp_path)["counts"]["themes"] > 2
+
+
+def test_bad_config_names_the_file_and_key(tmp_path):
+    config = tmp_path / "digest.toml"
+    config.write_text('colour = "blue"\n', encoding="utf-8")
+    result = newsletter(tmp_path, str(EXAMPLES), "--config", str(config))
+    assert result.exit_code == 2
+    assert str(config) in result.stderr and "colour" in result.stderr
+
+
+def test_python_dash_m_runs_the_cli():
+    result = subprocess.run([sys.executable, "-m", "digest", "--version"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0
+    assert result.stdout.startswith("digest ")

@@ -1,0 +1,250 @@
+"""Fetching URLs against a real HTTP server on 127.0.0.1: retries, cache, etiquette."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from digest.errors import SourceError
+from digest.ingest import load_sources
+from digest.ingest.fetch import USER_AGENT, Fetcher, RateLimiter, redact
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+FEED = (FIXTURES / "arxiv_listing.rss").read_bytes()
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = FEED
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class Server:
+    """Serves queued replies per path (the last one repeats) and records the requests."""
+
+    url: str
+    replies: dict[str, list[Reply]] = field(default_factory=dict)
+    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+
+    def queue(self, path: str, *replies: Reply) -> str:
+        self.replies[path] = list(replies)
+        return self.url + path
+
+    def next_reply(self, path: str) -> Reply:
+        queued = self.replies.get(path) or [Reply(404, b"not here")]
+        return queued.pop(0) if len(queued) > 1 else queued[0]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    state = Server("")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            state.requests.append((self.path, dict(self.headers)))
+            reply = state.next_reply(self.path)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            etag = reply.headers.get("ETag")
+            if etag and self.headers.get("If-None-Match") == etag:
+                reply = Reply(304, b"", {"ETag": etag})
+            try:
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+class FakeTime:
+    """A clock that only moves when someone sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime()
+
+
+def fetcher(fake: FakeTime, tmp_path: Path, **kwargs) -> Fetcher:
+    return Fetcher(cache_dir=tmp_path / "cache", clock=fake.clock, sleep=fake.sleep,
+                   now=fake.clock, **kwargs)
+
+
+def test_a_url_is_fetched_with_our_user_agent_and_parsed(server, tmp_path, fake_time):
+    url = server.queue("/rss/cs.CL", Reply(headers={"Content-Type": "application/rss+xml"}))
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([url], fetcher=client)
+    assert result.errors == [] and len(result.records) == 2
+    assert result.records[0].sighting.source == url
+    assert server.requests[0][1]["User-Agent"] == USER_AGENT
+
+
+def test_retries_with_backoff_then_succeeds(server, tmp_path, fake_time):
+    url = server.queue("/flaky", Reply(503, b"busy"), Reply(500, b"oops"), Reply())
+    with fetcher(fake_time, tmp_path, backoff_s=1.0) as client:
+        fetched = client.fetch(url)
+    assert fetched.data == FEED
+    assert fake_time.sleeps == [1.0, 2.0]
+    assert len(server.requests) == 3
+
+
+def test_retry_after_is_honoured_and_capped(server, tmp_path, fake_time):
+    url = server.queue("/limited", Reply(429, b"", {"Retry-After": "7"}),
+                       Reply(429, b"", {"Retry-After": "9999"}), Reply())
+    with fetcher(fake_time, tmp_path, max_wait_s=60) as client:
+        client.fetch(url)
+    assert fake_time.sleeps == [7.0, 60.0]
+
+
+def test_gives_up_after_the_retries_with_a_clear_error(server, tmp_path, fake_time):
+    url = server.queue("/down", Reply(502, b"bad gateway"))
+    with fetcher(fake_time, tmp_path, retries=2) as client:
+        result = load_sources([url, str(FIXTURES / "papers.tsv")], fetcher=client)
+    (error,) = result.errors
+    assert error.source == url and "HTTP 502" in error.problem and "after 3 tries" in error.problem
+    assert "try again later" in error.fix
+    assert len(result.records) == 1  # the other source was still read
+
+
+def test_a_404_is_not_retried(server, tmp_path, fake_time):
+    url = server.url + "/missing"
+    with fetcher(fake_time, tmp_path) as client, pytest.raises(SourceError, match="HTTP 404"):
+        client.fetch(url)
+    assert len(server.requests) == 1 and fake_time.sleeps == []
+
+
+def test_a_read_timeout_is_retried(server, tmp_path, fake_time):
+    url = server.queue("/slow", Reply(delay_s=0.6), Reply())
+    with fetcher(fake_time, tmp_path, timeout=0.2) as client:
+        assert client.fetch(url).data == FEED
+    assert len(fake_time.sleeps) == 1
+
+
+def test_conditional_get_uses_the_cache(server, tmp_path, fake_time):
+    url = server.queue("/etag", Reply(headers={"ETag": '"v1"', "Content-Type": "application/xml"}))
+    with fetcher(fake_time, tmp_path) as client:
+        first = client.fetch(url)
+    with fetcher(fake_time, tmp_path) as client:  # next week's run: a new process
+        second = client.fetch(url)
+    assert (first.from_cache, second.from_cache) == (False, True)
+    assert second.data == FEED and second.content_type == "application/xml"
+    assert "If-None-Match" not in server.requests[0][1]
+    assert server.requests[1][1]["If-None-Match"] == '"v1"'
+
+
+def test_a_fresh_copy_is_not_requested_again(server, tmp_path, fake_time):
+    url = server.queue("/fresh", Reply(headers={"Cache-Control": "max-age=600"}))
+    with fetcher(fake_time, tmp_path) as client:
+        client.fetch(url)
+        assert client.fetch(url).from_cache
+        assert len(server.requests) == 1
+        fake_time.now += 601
+        client.fetch(url)
+        assert len(server.requests) == 2
+
+
+def test_no_store_is_not_cached(server, tmp_path, fake_time):
+    url = server.queue("/private", Reply(headers={"Cache-Control": "no-store", "ETag": '"x"'}))
+    with fetcher(fake_time, tmp_path) as client:
+        client.fetch(url)
+        client.fetch(url)
+    assert "If-None-Match" not in server.requests[1][1]
+    assert not list((tmp_path / "cache").glob("*.body"))
+
+
+def test_a_stale_copy_is_used_when_the_server_is_down(server, tmp_path, fake_time):
+    url = server.queue("/sometimes", Reply(headers={"ETag": '"v1"'}), Reply(503, b"down"))
+    with fetcher(fake_time, tmp_path, retries=1) as client:
+        client.fetch(url)
+        result = load_sources([url], fetcher=client)
+    assert result.errors == [] and len(result.records) == 2
+    (warning,) = result.warnings
+    assert url in warning and "used the copy cached" in warning
+
+
+def test_the_cache_lives_in_the_digest_home_and_keeps_no_secrets(server, isolated_environment):
+    url = server.queue("/feed", Reply(headers={"ETag": '"e"'}))
+    secret_url = url + "?api_key=sekrit&cat=cs.CL"
+    server.replies["/feed?api_key=sekrit&cat=cs.CL"] = [Reply(headers={"ETag": '"e"'})]
+    result = load_sources([secret_url])
+    assert result.errors == []
+    cache = isolated_environment / "http-cache"
+    texts = [p.read_text(encoding="utf-8") for p in cache.glob("*.json")]
+    assert len(texts) == 1 and "sekrit" not in texts[0] and "cat=cs.CL" in texts[0]
+    assert all("sekrit" not in r.sighting.source for r in result.records)
+
+
+def test_the_arxiv_etiquette_spaces_requests_to_the_same_host(server, tmp_path, fake_time):
+    urls = [server.queue(f"/q{i}", Reply()) for i in range(3)]
+    with fetcher(fake_time, tmp_path, polite={"127.0.0.1": 3.0}) as client:
+        for url in urls:
+            client.fetch(url)
+    assert fake_time.sleeps == [3.0, 3.0]
+
+
+def test_the_rate_limiter_with_a_fake_clock(fake_time):
+    limiter = RateLimiter({"arxiv.org": 3.0}, clock=fake_time.clock, sleep=fake_time.sleep)
+    assert limiter.wait("export.arxiv.org") == 0.0
+    fake_time.now += 1.0
+    assert limiter.wait("export.arxiv.org") == pytest.approx(2.0)
+    assert limiter.wait("export.arxiv.org") == pytest.approx(3.0)
+    fake_time.now += 10.0
+    assert limiter.wait("export.arxiv.org") == 0.0
+    assert limiter.wait("rss.arxiv.org") == 0.0  # each host has its own turn
+    assert limiter.wait("huggingface.co") == 0.0 and limiter.wait("huggingface.co") == 0.0
+    assert limiter.wait("notarxiv.org") == 0.0 and limiter.wait("notarxiv.org") == 0.0
+
+
+def test_redact_hides_credentials_and_keys():
+    assert redact("https://user:pw@example.org/a?token=abc&q=1") == \
+        "https://example.org/a?token=***&q=1"
+    assert redact("https://export.arxiv.org/api/query?search_query=cat:cs.CL") == \
+        "https://export.arxiv.org/api/query?search_query=cat:cs.CL"
+
+
+def test_content_type_charset_is_used_for_decoding(server, tmp_path, fake_time):
+    body = ('[{"title": "Caf\u00e9 Paper", "abstract": "Na\u00efve."}]').encode("latin-1")
+    url = server.queue("/api", Reply(body=body,
+                                     headers={"Content-Type": "application/json; charset=latin-1"}))
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([url], fetcher=client)
+    assert result.records[0].title == "Café Paper"
+    assert "as the source declares" in result.warnings[0]

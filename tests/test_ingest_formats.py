@@ -1,0 +1,200 @@
+"""One fixture per format (tests/fixtures/ingest, made-up papers), read through load_sources."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from digest.errors import ConfigError
+from digest.ingest import detect_format, load_sources, parse_text
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+
+
+def load(name: str, **kwargs):
+    result = load_sources([str(FIXTURES / name)], **kwargs)
+    assert result.errors == [], [str(e) for e in result.errors]
+    return result
+
+
+def test_hugging_face_daily_papers_api():
+    result = load("hf_daily_papers.json")
+    first, second, third = result.records
+    assert first.title == "LanternKV: Streaming Key-Value Cache Eviction for Million-Token Contexts"
+    assert first.abstract.startswith("Long-context language models keep")
+    assert first.arxiv_id == "2611.04217"
+    assert first.url == "https://arxiv.org/abs/2611.04217"
+    assert first.authors == ("Mira Okonkwo", "Tomás Lindqvist")
+    assert first.published == dt.date(2026, 11, 12)  # the paper's date, not the listing's
+    assert second.title == "Gridwise: Weather Forecasting with k-Nearest Analog Ensembles"
+    assert (second.arxiv_id, second.url) == ("2611.03001", "https://arxiv.org/abs/2611.03001v2")
+    assert third.abstract == ""
+    assert len(result.warnings) == 1 and "record 3" in result.warnings[0]
+    assert "no abstract" in result.warnings[0]
+
+
+def test_arxiv_api_atom_results():
+    lantern, branes = load("arxiv_api.atom").records
+    assert lantern.title.startswith("LanternKV: Streaming Key-Value Cache Eviction for Million")
+    assert lantern.arxiv_id == "2611.04217"
+    assert lantern.url == "https://arxiv.org/abs/2611.04217v1"  # the version is kept for the link
+    assert lantern.authors == ("Mira Okonkwo", "Tomás Lindqvist")
+    assert lantern.published == dt.date(2026, 11, 12)
+    assert "\n" not in lantern.abstract and lantern.abstract.endswith("8% of the entries.")
+    assert branes.arxiv_id == "hep-th/0601999"
+    assert "N=2 supersymmetry" in branes.abstract and "g_s → 0" in branes.abstract
+
+
+def test_arxiv_listing_rss_strips_the_announce_prefix():
+    lantern, pocket = load("arxiv_listing.rss").records
+    assert lantern.abstract.startswith("Long-context language models")
+    assert "Announce" not in lantern.abstract
+    assert (lantern.arxiv_id, lantern.url) == ("2611.04217", "https://arxiv.org/abs/2611.04217v1")
+    assert lantern.authors == ("Mira Okonkwo", "Tomás Lindqvist")
+    assert pocket.arxiv_id == "2611.01010" and pocket.url.endswith("v2")
+    assert pocket.published == dt.date(2026, 11, 13)
+
+
+def test_arxiv_listing_atom():
+    (record,) = load("arxiv_listing.atom").records
+    assert record.title == "Sparse Mixtures of Tiny Experts for Keyword Spotting"
+    assert record.abstract.startswith("Keyword spotting on hearing aids")
+    assert record.arxiv_id == "2611.07777"
+    assert record.authors == ("Lea Brandt", "Omar Haddad")
+
+
+def test_old_arxiv_rss_title_suffix_and_html():
+    (record,) = load("arxiv_listing_old.rdf").records
+    assert record.title == "Counting Commas: A Made-Up Study of Punctuation in Prompts"
+    assert (record.arxiv_id, record.url) == ("2101.09999", "https://arxiv.org/abs/2101.09999v1")
+    assert "<" not in record.abstract and "more commas" in record.abstract
+    assert "not surprising & not causal" in record.abstract
+    assert record.authors == ("Ada Comma", "Full Stop")
+
+
+def test_arxiv_snapshot_json_lines():
+    crops, knots = load("arxiv_snapshot.jsonl").records
+    assert crops.title == ("Thermal Imaging for Early Crop Stress Detection with ℓ_1-Sparse "
+                           "Autoencoders")
+    assert crops.abstract.endswith("No labels are needed.")
+    assert crops.authors == ("Rosa Delgado", "Kwame Mensah", "J. Müller")
+    assert crops.published == dt.date(2026, 11, 9)  # v1, not the last update
+    assert crops.url == "https://arxiv.org/abs/2611.08080"
+    assert knots.arxiv_id == "math/0612345"
+
+
+def test_arxiv_snapshot_csv_mangled_by_a_spreadsheet():
+    quasars, five = load("arxiv_snapshot_spreadsheet.csv").records
+    assert quasars.arxiv_id == "0704.0010"  # 704.001 lost a leading and a trailing zero
+    assert quasars.title == "A Made-Up Survey of Imaginary Quasars"
+    assert quasars.authors == ("L. Vogel", "M. Ortiz")
+    assert five.arxiv_id == "1501.00020"
+
+
+def test_the_real_arxiv_metadata_sample(tmp_path):
+    sample = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxiv_metadata_sample.csv"
+    if not sample.is_file():
+        pytest.fail(f"{sample} is missing: keep ../shared beside the checkout")
+    result = load_sources([str(sample)])
+    assert result.errors == [] and result.warnings == []
+    assert len(result.records) == 2000
+    assert len({r.arxiv_id for r in result.records}) == 2000
+    assert all(r.arxiv_id and r.arxiv_id.startswith("0704.") for r in result.records)
+    assert all(r.title and r.abstract and r.published for r in result.records)
+    assert all("\n" not in r.title for r in result.records)
+
+
+def test_generic_json_with_other_field_names_and_bad_entries():
+    result = load("papers.json")
+    tidewater, quill = result.records
+    assert tidewater.abstract.startswith("Coastal flood forecasts")  # "Summary"
+    assert tidewater.url == "https://example.org/papers/tidewater"  # "Link"
+    assert tidewater.authors == ("Nadia Rahman", "Piet de Vries")  # "Author", "and"
+    assert tidewater.published == dt.date(2026, 11, 9)  # "Published-At"
+    assert tidewater.arxiv_id is None
+    assert quill.arxiv_id == "2611.02020" and quill.url.endswith("/2611.02020v3")
+    assert [r.sighting.position for r in result.records] == [1, 2]
+    assert any("record 3" in w and "no title" in w for w in result.warnings)
+    assert any("record 4" in w and "not an object" in w for w in result.warnings)
+
+
+def test_json_lines_skip_a_cut_off_last_line():
+    result = load("papers.jsonl")
+    ripple, bramble = result.records
+    assert ripple.authors == ("Yuki Tanaka", "Erik Solberg")
+    assert ripple.arxiv_id == "2611.03333"  # found in the URL
+    assert bramble.abstract.startswith("We fuzz")  # "description"
+    assert bramble.sighting.line == 3
+    assert len(result.warnings) == 1
+    assert "papers.jsonl:4" in result.warnings[0] and "truncated" in result.warnings[0]
+
+
+def test_csv_with_quoted_multiline_fields():
+    loom, saltmarsh = load("papers.csv").records
+    assert loom.abstract.endswith("at no extra training cost.")
+    assert "\n" not in loom.abstract
+    assert loom.authors == ("Ana Souza", "Ben Carter")
+    assert saltmarsh.sighting.line == 4  # the row after a two-line row
+    assert '"hard" negatives' in saltmarsh.abstract
+    assert saltmarsh.url is None
+
+
+def test_tsv():
+    (record,) = load("papers.tsv").records
+    assert record.title == "Tabby: Tab-Separated Listings Are Fine"
+    assert record.arxiv_id == "2611.06060"
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("hf_daily_papers.json", "json"), ("papers.json", "json"), ("papers.jsonl", "jsonl"),
+    ("arxiv_snapshot.jsonl", "jsonl"), ("papers.csv", "csv"), ("papers.tsv", "csv"),
+    ("arxiv_api.atom", "feed"), ("arxiv_listing.rss", "feed"), ("arxiv_listing_old.rdf", "feed"),
+    ("daily_papers_variants.txt", "daily-papers"),
+])
+def test_detection_by_content_and_name(name, fmt):
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    assert detect_format(text, name) == fmt
+    if fmt != "csv":  # the content alone decides, whatever the file is called
+        assert detect_format(text, "download") == fmt
+
+
+def test_json_lines_in_a_json_file_and_a_csv_named_txt():
+    lines = (FIXTURES / "arxiv_snapshot.jsonl").read_text(encoding="utf-8")
+    assert len(parse_text(lines, "snapshot.json")) == 2
+    table = (FIXTURES / "papers.csv").read_text(encoding="utf-8")
+    assert detect_format(table, "papers.txt") == "csv"
+
+
+def test_format_can_be_forced_by_name_or_alias(tmp_path):
+    listing = tmp_path / "listing.data"
+    listing.write_text((FIXTURES / "arxiv_listing.rss").read_text(encoding="utf-8"))
+    for fmt in ("feed", "rss", "atom", "RSS"):
+        assert len(load_sources([str(listing)], fmt=fmt).records) == 2
+    snapshot = load_sources([str(FIXTURES / "arxiv_snapshot_spreadsheet.csv")],
+                            fmt="arxiv-snapshot")
+    assert len(snapshot.records) == 2
+
+
+def test_forcing_the_wrong_format_is_a_clear_source_error():
+    result = load_sources([str(FIXTURES / "papers.csv")], fmt="json")
+    (error,) = result.errors
+    assert error.source.endswith("papers.csv") and "invalid JSON" in error.problem
+
+
+def test_an_unknown_format_name_is_a_usage_error():
+    with pytest.raises(ConfigError, match="unknown format.*daily-papers"):
+        load_sources([str(FIXTURES / "papers.csv")], fmt="yaml")
+
+
+def test_every_record_keeps_its_provenance():
+    names = ["hf_daily_papers.json", "papers.csv", "arxiv_api.atom", "daily_papers_variants.txt"]
+    result = load_sources([str(FIXTURES / n) for n in names])
+    for record in result.records:
+        assert Path(record.sighting.source).name in names
+        assert record.sighting.position >= 1
+    by_source: dict[str, list[int]] = {}
+    for record in result.records:
+        by_source.setdefault(record.sighting.source, []).append(record.sighting.position)
+    assert all(positions == sorted(set(positions)) for positions in by_source.values())

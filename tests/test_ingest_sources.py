@@ -1,0 +1,82 @@
+"""Where sources come from: directories, globs, stdin; and the CLI's --format."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from digest.cli import app
+from digest.ingest import load_sources
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+
+
+def tree(root: Path) -> Path:
+    (root / "b" / "deeper").mkdir(parents=True)
+    (root / "a").mkdir()
+    (root / ".hidden").mkdir()
+    shutil.copy(FIXTURES / "papers.tsv", root / "b" / "deeper" / "z.tsv")
+    shutil.copy(FIXTURES / "papers.csv", root / "a" / "y.csv")
+    shutil.copy(FIXTURES / "arxiv_listing.atom", root / "x.atom")
+    shutil.copy(FIXTURES / "papers.csv", root / ".hidden" / "secret.csv")
+    (root / "notes.pdf").write_bytes(b"%PDF-1.7")  # not a listing's extension: skipped
+    return root
+
+
+def test_a_directory_is_walked_recursively_in_a_stable_order(tmp_path):
+    root = tree(tmp_path / "listings")
+    result = load_sources([str(root)])
+    assert result.errors == []
+    sources = [Path(r.sighting.source).relative_to(root).as_posix() for r in result.records]
+    assert sources == ["a/y.csv", "a/y.csv", "b/deeper/z.tsv", "x.atom"]
+
+
+def test_globs_are_expanded_sorted(tmp_path):
+    root = tree(tmp_path / "listings")
+    result = load_sources([str(root / "**" / "*.?sv")])
+    assert [Path(r.sighting.source).name for r in result.records] == ["y.csv", "y.csv", "z.tsv"]
+
+
+def test_stdin_as_bytes_is_decoded_and_named(tmp_path):
+    data = (FIXTURES / "hf_daily_papers.json").read_bytes()
+    result = load_sources(["-"], stdin=lambda: data)
+    assert len(result.records) == 3
+    assert {r.sighting.source for r in result.records} == {"<stdin>"}
+
+
+def test_stdin_as_text_with_a_forced_format():
+    text = (FIXTURES / "papers.csv").read_text(encoding="utf-8")
+    assert len(load_sources(["-"], stdin=lambda: text, fmt="csv").records) == 2
+
+
+def test_cli_reads_stdin_and_reports_bad_sources(tmp_path):
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(app, [
+        "summarize", "-", str(FIXTURES / "truncated.json"), "--backend", "offline",
+        "--week", "2026-W46", "--report", str(report)],
+        input=(FIXTURES / "papers.jsonl").read_text(encoding="utf-8"))
+    assert result.exit_code == 0, result.output
+    assert "Ripple: Cheap Uncertainty for Diffusion Policies" in result.stdout
+    assert "truncated.json:3: the JSON ends early" in report.read_text(encoding="utf-8")
+
+
+def test_cli_strict_fails_on_a_bad_source(tmp_path):
+    result = CliRunner().invoke(app, [
+        "summarize", str(FIXTURES / "papers.tsv"), str(FIXTURES / "empty.txt"), "--strict",
+        "--backend", "offline", "--week", "2026-W46"])
+    assert result.exit_code == 1
+    assert "empty.txt: the source is empty" in result.output
+
+
+def test_cli_rejects_an_unknown_format_as_a_usage_error():
+    result = CliRunner().invoke(app, ["summarize", str(FIXTURES / "papers.tsv"), "--format",
+                                      "yaml", "--backend", "offline", "--week", "2026-W46"])
+    assert result.exit_code == 2
+    assert "unknown format" in result.output and "arxiv-snapshot" in result.output
+
+
+def test_cli_help_lists_the_formats():
+    result = CliRunner().invoke(app, ["newsletter", "--help"])
+    assert "arxiv-snapshot" in result.output and "csv" in result.output

@@ -1,0 +1,149 @@
+"""Checking what a model answered: nothing half-right gets through."""
+
+from __future__ import annotations
+
+import pytest
+
+from digest.llm.answers import (
+    MAX_GIST_CHARS,
+    check_batch,
+    check_intro,
+    check_merge,
+    cited_ids,
+    clean_title,
+    copies_opening,
+    parse_json_answer,
+    tidy,
+)
+
+from .fake_openai import made_up_papers
+
+PAPERS = made_up_papers(3)
+REFS = {f"P{i}": paper for i, paper in enumerate(PAPERS, start=1)}
+
+
+def answer(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {
+        "title": "Verified Learning",
+        "summary": "All three papers pair an encoder with a verifier; they differ in data.",
+        "gists": [{"id": f"P{i}", "gist": f"Shows that verifier variant {i} helps retrieval."}
+                  for i in (1, 2, 3)]}
+    data.update(changes)
+    return data
+
+
+def gists(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"id": ref, "gist": text} for ref, text in pairs]
+
+
+def test_a_good_answer_passes_with_gists_keyed_by_ref():
+    checked, problems = check_batch(answer(), REFS)
+    assert problems == []
+    assert checked is not None
+    assert checked.title == "Verified Learning"
+    assert set(checked.gists) == {"P1", "P2", "P3"}
+
+
+def test_plain_text_servers_may_answer_gists_as_an_object():
+    data = answer(gists={"P1": "Adds a verifier.", "P2": "Adds data.", "[P3]": "Adds tests."})
+    checked, problems = check_batch(data, REFS)
+    assert problems == [] and checked is not None and set(checked.gists) == set(REFS)
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"gists": gists(("P1", "a."), ("P2", "b."), ("P3", "c."), ("P9", "d."))}, "unknown ids P9"),
+    ({"gists": gists(("P1", "a."), ("P2", "b."))}, "no gist for P3"),
+    ({"gists": gists(("P1", "a."), ("P2", "b."), ("P3", "c."), ("P3", "e."))},
+     "more than one gist for P3"),
+    ({"gists": "P1 is good"}, '"gists" must be a list'),
+    ({"summary": ""}, "summary is missing or empty"),
+    ({"summary": "x" * 1300}, "longer than 1200"),
+    ({"summary": "See https://example.org for code."}, "links or markup"),
+    ({"summary": "See github.com/lab/repo for code."}, "links or markup"),
+    ({"summary": "A **bold** claim."}, "links or markup"),
+    ({"summary": "Click [here](http://x.test)."}, "links or markup"),
+    ({"summary": "An image ![x](y.png) here."}, "links or markup"),
+    ({"summary": "Raw <b>html</b> here."}, "links or markup"),
+    ({"summary": "# A heading\nand text"}, "links or markup"),
+    ({"summary": "Builds on prior work [P7] and more."}, "cites ids that are not in this batch: P7"),
+])
+def test_a_flawed_answer_is_rejected_with_a_reason(change, problem):
+    checked, problems = check_batch(answer(**change), REFS)
+    assert checked is None
+    assert any(problem in p for p in problems), problems
+
+
+def test_a_long_gist_is_rejected():
+    data = answer(gists=gists(("P1", "word " * (MAX_GIST_CHARS // 4)), ("P2", "b."), ("P3", "c.")))
+    assert "gist P1 is longer than 400 characters" in check_batch(data, REFS)[1]
+
+
+def test_a_gist_that_copies_the_first_sentence_is_a_failure():
+    first = PAPERS[0].abstract.split(". ")[0] + "."
+    data = answer(gists=gists(("P1", first), ("P2", "b."), ("P3", "c.")))
+    assert "gist P1 copies the abstract's first sentence" in check_batch(data, REFS)[1]
+
+
+def test_copying_means_near_verbatim_not_sharing_words():
+    abstract = ("Robots drop things. We build a gripper that learns from its own mistakes and "
+                "gets better every day. It works.")
+    assert copies_opening("Robots drop things", abstract)
+    assert copies_opening("robots  drop things!", abstract)
+    assert not copies_opening("A gripper that learns from its mistakes.", abstract)
+    assert not copies_opening("Robots drop things less often with a self-correcting gripper.",
+                              abstract)
+    assert copies_opening("we build a gripper that learns from its own mistakes",
+                          "We build a gripper that learns from its own mistakes and gets "
+                          "better every day, in many labs. More follows.")
+
+
+def test_known_citations_are_removed_from_prose_and_unknown_ones_fail():
+    checked, problems = check_batch(answer(summary="Two papers (P1, P2) add verifiers [P3]."),
+                                    REFS)
+    assert problems == [] and checked is not None
+    assert checked.summary == "Two papers add verifiers."
+    assert cited_ids("as in [P2-P4] and (S1)") == ["P2", "P4", "S1"]
+    assert tidy("Text [P1]  and  more.") == "Text and more."
+
+
+@pytest.mark.parametrize(("raw", "kept"), [
+    ("Verified Learning", "Verified Learning"),
+    ('"Verified Learning."', "Verified Learning"),
+    ("A" * 61, None),
+    ("one two three four five six seven eight nine", None),
+    ("**Bold**", None),
+    ("See www.example.org", None),
+    ("1234", None),
+    ("", None),
+    (None, None),
+])
+def test_titles_are_checked_softly(raw, kept):
+    assert clean_title(raw) == kept
+
+
+def test_a_bad_title_does_not_fail_the_answer():
+    checked, problems = check_batch(answer(title="# not a title"), REFS)
+    assert problems == [] and checked is not None and checked.title is None
+
+
+def test_merge_and_intro_answers_are_checked_too():
+    assert check_merge({"title": "Verifiers", "summary": "They agree."}, ["S1", "S2"])[1] == []
+    assert check_merge({"summary": "Mixes [S3] in."}, ["S1", "S2"])[1] == [
+        "summary cites ids that are not in this batch: S3"]
+    assert check_intro({"intro": "This week has verifiers. They help."}, ["T1"]) == (
+        "This week has verifiers. They help.", [])
+    assert check_intro({"intro": "<p>hi</p>"}, ["T1"])[0] is None
+    assert check_intro(["not", "an", "object"], ["T1"])[0] is None
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1}', '```json\n{"a": 1}\n```', 'Sure! Here it is: {"a": 1} Hope this helps.'])
+def test_json_is_found_inside_fences_and_chatter(text):
+    assert parse_json_answer(text) == {"a": 1}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("no json here", "no JSON object"), ('{"a": 1,,}', "not valid JSON")])
+def test_broken_json_says_what_is_wrong(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_json_answer(text)

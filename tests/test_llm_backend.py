@@ -1,0 +1,223 @@
+"""The openai backend against a real local HTTP server: what it sends, how it retries, how it fails."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from digest.errors import LLMError, LLMUnavailable
+from digest.llm import (
+    BackendSettings,
+    ChatRequest,
+    DeadlineReached,
+    OpenAIChat,
+    QuotaExhausted,
+    RequestRejected,
+)
+from digest.llm.answers import SUMMARY_SCHEMA
+
+from .fake_openai import FakeOpenAI, Reply
+
+KEY = "sk-test-secret-0123456789"
+QUESTION = ({"role": "system", "content": "You answer in JSON."},
+            {"role": "user", "content": "Say hello."})
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+class Chat:
+    """An OpenAIChat whose backoff waits are recorded instead of slept."""
+
+    def __init__(self, url: str, **settings: object):
+        self.waits: list[float] = []
+        options = {"model": "gpt-4o-mini", "api_key": KEY, "base_url": url, "timeout_s": 5.0,
+                   "max_attempts": 4, **settings}
+        self.backend = OpenAIChat(BackendSettings(**options),  # type: ignore[arg-type]
+                                  sleep=self.waits.append, jitter=lambda low, high: high)
+
+    def ask(self, **request: object):  # noqa: ANN201 - a Completion
+        options = {"max_tokens": 100, **request}
+        return self.backend.complete(ChatRequest(QUESTION, **options))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def chat(server: FakeOpenAI) -> Iterator[Chat]:
+    made = Chat(server.url)
+    yield made
+    made.backend.close()
+
+
+def test_request_carries_model_messages_schema_and_limits_but_no_key_in_the_body(server, chat):
+    server.script(Reply.text('{"answer": "hello"}', cached_tokens=7))
+    completion = chat.ask(schema=SUMMARY_SCHEMA, schema_name="summary")
+    assert completion.text == '{"answer": "hello"}'
+    assert completion.cached_tokens == 7 and completion.prompt_tokens > 0
+    [sent] = server.chat_requests
+    assert sent.body["model"] == "gpt-4o-mini"
+    assert sent.body["messages"] == [dict(m) for m in QUESTION]
+    assert sent.body["max_tokens"] == 100
+    assert sent.body["temperature"] == 0.2
+    assert sent.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "summary", "strict": True, "schema": SUMMARY_SCHEMA}}
+    assert KEY.encode() not in sent.raw
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_without_a_schema_it_asks_for_a_json_object(server, chat):
+    chat.ask()
+    assert server.chat_requests[0].body["response_format"] == {"type": "json_object"}
+
+
+def test_429_with_retry_after_is_retried_after_the_servers_wait(server, chat):
+    server.script(Reply.fail(429, "slow down", retry_after="7"), Reply.fail(503, "busy"))
+    completion = chat.ask()
+    assert completion.retries == 2
+    assert len(server.chat_requests) == 3
+    assert chat.waits[0] == 7.0  # Retry-After beats the 0.5 s backoff
+    assert chat.waits[1] == 1.0  # then exponential backoff: 0.5, 1, 2... (jitter at its top)
+
+
+@pytest.mark.parametrize("status", [408, 409, 500, 502, 503, 504])
+def test_transient_statuses_are_retried(server, chat, status):
+    chat.ask()  # the format works: from now on a 500 is a fault, not a refusal
+    server.script(Reply.fail(status))
+    assert chat.ask().retries == 1
+    assert len(server.chat_requests) == 3
+
+
+def test_retries_stop_after_max_attempts_with_growing_waits(server, chat):
+    server.default = Reply.fail(502, "bad gateway")
+    with pytest.raises(LLMUnavailable, match="HTTP 502.*4 attempts") as caught:
+        chat.ask()
+    assert len(server.chat_requests) == 4
+    assert chat.waits == [0.5, 1.0, 2.0]
+    assert caught.value.retries == 3
+
+
+def test_retry_after_beyond_the_cap_is_not_retried(server, chat):
+    server.script(Reply.fail(429, "come back tomorrow", retry_after="86400"))
+    with pytest.raises(LLMUnavailable, match="asks us to wait 86400 s"):
+        chat.ask()
+    assert len(server.chat_requests) == 1 and chat.waits == []
+
+
+def test_a_quota_error_is_not_retried(server, chat):
+    server.script(Reply.fail(429, "You exceeded your current quota", code="insufficient_quota"))
+    with pytest.raises(QuotaExhausted, match="out of quota"):
+        chat.ask()
+    assert len(server.chat_requests) == 1
+
+
+@pytest.mark.parametrize(("status", "fix"), [
+    (401, "check OPENAI_API_KEY"), (403, "may use model"), (404, "check --model"),
+])
+def test_auth_and_missing_model_fail_fast_saying_what_to_fix(server, chat, status, fix):
+    server.default = Reply.fail(status, f"nope {KEY}")
+    with pytest.raises(LLMError, match=fix) as caught:
+        chat.ask()
+    assert type(caught.value) is LLMError  # not retryable, not a per-request rejection
+    assert len(server.chat_requests) == 1
+    assert KEY not in str(caught.value)
+
+
+def test_a_400_rejects_that_request_only_and_never_shows_the_key(server, chat):
+    server.script(Reply.fail(400, f"prompt too long for key {KEY}"))
+    with pytest.raises(RequestRejected, match="HTTP 400") as caught:
+        chat.ask()
+    assert KEY not in str(caught.value) and "***" in str(caught.value)
+    assert len(server.chat_requests) == 1
+
+
+def test_a_hanging_server_costs_the_timeout_per_attempt_then_fails(server):
+    server.default = Reply(hang=True)
+    hung = Chat(server.url, timeout_s=0.3, max_attempts=2)
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable, match="did not answer within 0.3 s"):
+        hung.ask()
+    hung.backend.close()
+    assert time.monotonic() - started < 3
+    assert len(server.chat_requests) == 2
+
+
+def test_connection_refused_is_retried_then_reported():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    nowhere = Chat(f"http://127.0.0.1:{port}/v1", max_attempts=3)
+    with pytest.raises(LLMUnavailable, match="cannot reach") as caught:
+        nowhere.ask()
+    nowhere.backend.close()
+    assert caught.value.retries == 2
+
+
+def test_a_passed_deadline_stops_before_sending(server, chat):
+    with pytest.raises(DeadlineReached):
+        chat.ask(deadline=time.monotonic() - 1)
+    assert server.chat_requests == []
+
+
+def test_no_retry_wait_reaches_past_the_deadline(server, chat):
+    server.default = Reply.fail(503)
+    with pytest.raises(LLMUnavailable):
+        chat.ask(deadline=time.monotonic() + 0.7)  # 0.5 s fits, 0.5 + 1.0 does not
+    assert chat.waits == [0.5]
+
+
+def test_a_400_about_response_format_steps_down_once_and_is_remembered(server, chat):
+    server.script(Reply.fail(400, "response_format json_schema is not supported"))
+    chat.ask(schema=SUMMARY_SCHEMA)
+    chat.ask(schema=SUMMARY_SCHEMA)
+    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
+
+
+def test_a_500_to_the_first_schema_request_probes_plainer_formats_once(server, chat):
+    server.reject_formats = {"json_schema": 500, "json_object": 500}
+    chat.ask(schema=SUMMARY_SCHEMA)
+    chat.ask(schema=SUMMARY_SCHEMA)
+    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+    assert formats == ["json_schema", "json_object", None, None]
+    assert chat.waits == []  # stepping down is not a retry
+
+
+def test_a_real_outage_is_probed_once_then_retried_at_the_same_format(server, chat):
+    server.default = Reply.fail(500, "down")
+    with pytest.raises(LLMUnavailable):
+        chat.ask(schema=SUMMARY_SCHEMA)
+    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+    assert formats == ["json_schema", "json_object", None, "json_schema", "json_schema",
+                       "json_schema"]
+
+
+def test_once_a_format_worked_a_500_is_just_a_500(server, chat):
+    chat.ask(schema=SUMMARY_SCHEMA)
+    server.script(Reply.fail(500))
+    chat.ask(schema=SUMMARY_SCHEMA)
+    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+    assert formats == ["json_schema"] * 3
+
+
+def test_parameters_a_server_refuses_are_swapped_or_dropped(server, chat):
+    server.script(Reply.fail(400, "Unsupported parameter: 'max_tokens'. Use "
+                                  "'max_completion_tokens' instead."),
+                  Reply.fail(400, "Unsupported value: 'temperature' does not support 0.2"))
+    chat.ask()
+    chat.ask()
+    last = server.chat_requests[-1].body
+    assert last["max_completion_tokens"] == 100
+    assert "max_tokens" not in last and "temperature" not in last
+    assert len(server.chat_requests) == 4
+
+
+def test_no_key_and_no_url_is_a_config_error():
+    from digest.errors import ConfigError
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        OpenAIChat(BackendSettings(model="gpt-4o-mini"))

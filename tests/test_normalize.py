@@ -1,0 +1,114 @@
+"""normalize: clean_text, title_key, arXiv ids; examples and properties."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from digest.normalize import arxiv_abs_url, clean_text, find_arxiv_id, title_key
+
+# Text that exercises the clean-up: LaTeX, dollars, invisible and combining characters.
+TRICKY = st.lists(
+    st.one_of(st.characters(exclude_categories=()), st.text(max_size=3), st.sampled_from(
+        list("$\\{}~`'^_ \n\t") + ["\u200b", "\u202e", "\U000e0041", "\u0301", "\u1fef", "\ufeff",
+                                   r"\emph{", r"\textbf{", r"\'", r"\"", "$$", r"\frac{",
+                                   r"\alpha", r"\$", "``", "''", r"\cite{", "\u00ad"])),
+    max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("raw, clean", [
+    ("  Many   spaces\n\tand\r\nlines ", "Many spaces and lines"),
+    ("zero\u200bwidth, \u202ebidi\u202c, tag\U000e0041\U000e007f", "zerowidth, bidi, tag"),
+    ("soft\u00adhyphen, word\u2060joiner, BOM\ufeff", "softhyphen, wordjoiner, BOM"),
+    ("cafe\u0301", "caf\u00e9"),  # NFC
+    ("e\u200b\u0301", "\u00e9"),  # removing the invisible character joins letter and accent
+    (r"We use \emph{very} \textbf{\emph{bold}} claims", "We use very bold claims"),
+    (r"An $\mathcal{O}(n \log n)$ bound for $k$-means with $\alpha=0.5$",
+     "An O(n log n) bound for k-means with α=0.5"),
+    (r"A $\frac{1}{2}$-approximation with $x^{2}$ and $x_{ij}$", "A 1/2-approximation with x^2 "
+                                                               "and x_(ij)"),
+    (r"C. Bal\'azs, G\"{o}del and \c{c}a", "C. Balázs, Gödel and ça"),
+    (r"50\% better \& faster, see Fig.~3 \cite{smith2020}", "50% better & faster, see Fig. 3"),
+    ("costs $5 and $10 in total", "costs $5 and $10 in total"),  # money, not math
+    (r"``quoted''", "\u201cquoted\u201d"),
+    ("https://example.edu/~someone/page", "https://example.edu/~someone/page"),
+    ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+])
+def test_clean_text_examples(raw, clean):
+    assert clean_text(raw) == clean
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY)
+def test_clean_text_is_idempotent(text):
+    once = clean_text(text)
+    assert clean_text(once) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(TRICKY)
+def test_clean_text_leaves_no_invisible_or_control_characters(text):
+    cleaned = clean_text(text)
+    assert unicodedata.is_normalized("NFC", cleaned)
+    assert cleaned == cleaned.strip()
+    assert "  " not in cleaned
+    for char in cleaned:
+        assert unicodedata.category(char) not in ("Cc", "Cs"), repr(char)
+        assert char not in "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
+        assert not "\U000e0000" <= char <= "\U000e007f"
+    cleaned.encode("utf-8")  # always writable
+
+
+@settings(max_examples=200, deadline=None)
+@given(TRICKY)
+def test_title_key_ignores_clean_up_and_case(text):
+    assert title_key(clean_text(text)) == title_key(text)
+    assert title_key(title_key(text)) == title_key(text)
+
+
+def test_title_key_examples():
+    assert title_key("Scaling Laws \u2014 Revisited (v2)") == title_key("scaling laws - revisited")
+    assert title_key("“Quoted” Title") == title_key('"quoted" title')
+    assert title_key(r"$\alpha$-Go") == title_key("α-Go")
+    assert title_key("Different Paper") != title_key("Another Paper")
+
+
+@pytest.mark.parametrize("text, found", [
+    ("2401.01234", ("2401.01234", "")),
+    ("2401.01234v2", ("2401.01234", "v2")),
+    ("arXiv:2401.01234v3", ("2401.01234", "v3")),
+    ("https://arxiv.org/abs/2401.01234v2", ("2401.01234", "v2")),
+    ("https://arxiv.org/pdf/2401.01234v2.pdf", ("2401.01234", "v2")),
+    ("http://export.arxiv.org/abs/0704.0001", ("0704.0001", "")),
+    ("oai:arXiv.org:2411.00001v1", ("2411.00001", "v1")),
+    ("https://huggingface.co/papers/2502.12345", ("2502.12345", "")),
+    ("10.48550/arXiv.2401.01234", ("2401.01234", "")),
+    ("http://arxiv.org/abs/hep-th/9901001v1", ("hep-th/9901001", "v1")),
+    ("math.GT/0309136", ("math/0309136", "")),
+    ("10.1145/2401.01234", None),  # an ACM DOI, not arXiv
+    ("https://example.org/files/2401.01234", None),
+    ("1234.5678", None),  # month 34
+    ("2413.01234", None),  # month 13
+    ("", None),
+    (None, None),
+])
+def test_find_arxiv_id(text, found):
+    assert find_arxiv_id(text) == found
+
+
+def test_arxiv_abs_url_keeps_the_version_for_the_link():
+    assert arxiv_abs_url("2401.01234", "v2") == "https://arxiv.org/abs/2401.01234v2"
+    assert arxiv_abs_url("hep-th/9901001") == "https://arxiv.org/abs/hep-th/9901001"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_find_arxiv_id_never_crashes_and_finds_well_formed_ids(text):
+    found = find_arxiv_id(text)
+    if found is not None:
+        arxiv_id, version = found
+        assert arxiv_id == arxiv_id.lower().strip()
+        assert version == "" or (version.startswith("v") and version[1:].isdigit())
