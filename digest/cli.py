@@ -31,7 +31,8 @@ from .weeks import current_week, parse_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
-    epilog="Exit codes: 0 ok, 1 error, 2 usage, 75 temporary failure (LLM endpoint or mail server).",
+    epilog="Exit codes: 0 ok, 1 error, 2 usage, "
+    "75 temporary failure (LLM endpoint or mail server).",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
@@ -58,7 +59,8 @@ Formats = Annotated[str | None, typer.Option(
     "--formats", help="Files to write: md (always), html, txt; comma-separated, e.g. md,html,txt.")]
 SiteUrl = Annotated[str | None, typer.Option(
     "--site-url", help="Public URL of the output folder, for absolute links and ids in feed.xml.")]
-Verbose = Annotated[int, typer.Option("--verbose", "-v", count=True, help="More logging on stderr.")]
+Verbose = Annotated[int, typer.Option(
+    "--verbose", "-v", count=True, help="More logging on stderr.")]
 # LLM options, shared too.
 BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
@@ -176,7 +178,7 @@ def summarize(
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
-    """On demand: the same pipeline, the issue as Markdown on stdout; the state store is untouched."""
+    """On demand: the same pipeline, the issue as Markdown on stdout; state untouched."""
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):

@@ -82,7 +82,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                   already_published=already_published, papers_in_issue=len(papers),
                   themes=len(themes), batches=len(batches))
     sections = tuple(IssueSection(theme, summary, tuple(by_id[pid] for pid in theme.paper_ids))
-                     for theme, summary in zip(themes, summaries))
+                     for theme, summary in zip(themes, summaries, strict=True))
     intro = summarizer.intro(fallback=compose_intro(sections))
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
@@ -90,7 +90,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
                                         and summarizer.stats.backend != "offline"))
     report.counts = stats
-    report.themes = [{"title": s.summary.title or s.theme.title, "paper_ids": list(s.theme.paper_ids)}
+    report.themes = [{"title": s.summary.title or s.theme.title,
+                      "paper_ids": list(s.theme.paper_ids)}
                      for s in sections]
     report.llm = summarizer.stats.as_dict()
     markdown = Renderer(options.templates_dir).markdown(issue)

@@ -29,7 +29,7 @@ class RunReport:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: readers never see half a file."""
+    """Write via a temp file in the same folder, fsync, then rename: never half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

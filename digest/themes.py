@@ -25,9 +25,9 @@ import logging
 import math
 import re
 from collections import Counter
-from itertools import combinations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Protocol
 
 import numpy as np

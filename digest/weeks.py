@@ -28,7 +28,8 @@ def parse_week(week: str) -> tuple[dt.date, dt.date]:
 
 
 def date_range(start: dt.date, end: dt.date) -> str:
-    """'16–22 November 2026', '30 November – 6 December 2026', '28 December 2026 – 3 January 2027'."""
+    """'16–22 November 2026', '30 November – 6 December 2026',
+    '28 December 2026 – 3 January 2027'."""
     if start.year != end.year:
         return f"{start.day} {start:%B %Y} – {end.day} {end:%B %Y}"
     if start.month != end.month:

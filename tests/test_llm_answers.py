@@ -65,7 +65,8 @@ def test_plain_text_servers_may_answer_gists_as_an_object():
     ({"summary": "An image ![x](y.png) here."}, "links or markup"),
     ({"summary": "Raw <b>html</b> here."}, "links or markup"),
     ({"summary": "# A heading\nand text"}, "links or markup"),
-    ({"summary": "Builds on prior work [P7] and more."}, "cites ids that are not in this batch: P7"),
+    ({"summary": "Builds on prior work [P7] and more."},
+     "cites ids that are not in this batch: P7"),
 ])
 def test_a_flawed_answer_is_rejected_with_a_reason(change, problem):
     checked, problems = check_batch(answer(**change), REFS)

@@ -1,4 +1,4 @@
-"""The openai backend against a real local HTTP server: what it sends, how it retries, how it fails."""
+"""The openai backend against a real local HTTP server: what it sends, retries, and fails."""
 
 from __future__ import annotations
 

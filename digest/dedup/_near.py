@@ -76,7 +76,7 @@ def _lsh_pairs(ids: Sequence[int], shingle_sets: Sequence[Iterable[str]],
     minhashes = list(_minhashes(shingle_sets))
     for ident, minhash in zip(ids, minhashes, strict=True):
         lsh.insert(ident, minhash, check_duplication=False)
-    pairs = set()
+    pairs: set[tuple[int, int]] = set()
     for ident, minhash in zip(ids, minhashes, strict=True):
         pairs.update((other, ident) for other in lsh.query(minhash) if other < ident)
     return pairs
@@ -89,7 +89,7 @@ def _minhashes(shingle_sets: Iterable[Iterable[str]]) -> Iterator[MinHash]:
 
 
 def _trigrams(titles: Iterable[str]) -> set[str]:
-    grams = set()
+    grams: set[str] = set()
     for title in titles:
         text = f" {title} "
         grams.update(text[i:i + 3] for i in range(len(text) - 2))

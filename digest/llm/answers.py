@@ -106,7 +106,9 @@ def check_intro(data: Any, refs: Sequence[str]) -> tuple[str | None, list[str]]:
         return None, ["the answer must be a JSON object"]
     intro = data.get("intro")
     problems = prose_problems("intro", intro, MAX_INTRO_CHARS, refs)
-    if not problems and not 1 <= len(offline.split_sentences(intro)) <= 4:
+    if problems or not isinstance(intro, str):
+        return None, problems or ["the intro must be a string"]
+    if not 1 <= len(offline.split_sentences(intro)) <= 4:
         problems.append("the intro must be 2 or 3 sentences")
     return (None, problems) if problems else (tidy(intro), [])
 

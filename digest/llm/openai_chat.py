@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 
 from ..errors import ConfigError, LLMError
 from .base import (
@@ -204,13 +205,15 @@ class OpenAIChat:
         return type(mapped)(message)
 
 
-def _past(deadline: float | None) -> Callable[[RetryCallState], bool]:
+class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
     """A tenacity stop: no retry whose wait would end after the deadline."""
 
-    def stop(state: RetryCallState) -> bool:
-        return deadline is not None and time.monotonic() + state.upcoming_sleep >= deadline
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
 
-    return stop  # type: ignore[return-value]
+    def __call__(self, state: RetryCallState) -> bool:
+        return (self.deadline is not None
+                and time.monotonic() + state.upcoming_sleep >= self.deadline)
 
 
 def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
