@@ -7,12 +7,14 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +23,15 @@ import typer
 from . import __version__
 from .chunk import Budget
 from .config import digest_home, load_config, resolve
-from .errors import EX_ERROR, ConfigError, DigestError
+from .errors import EX_ERROR, ConfigError, DigestError, SourceError
+from .ingest import load_sources
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
+from .mail import as_eml, build_message, send
+from .mail import settings_from_env as mail_settings
+from .models import Record, Stats
 from .outputs import feed_base, parse_formats
 from .pipeline import Options, build_issue, write_issue
+from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
 from .weeks import current_week, parse_week
@@ -59,6 +66,9 @@ Formats = Annotated[str | None, typer.Option(
     "--formats", help="Files to write: md (always), html, txt; comma-separated, e.g. md,html,txt.")]
 SiteUrl = Annotated[str | None, typer.Option(
     "--site-url", help="Public URL of the output folder, for absolute links and ids in feed.xml.")]
+StatePath = Annotated[Path | None, typer.Option(
+    "--state", help="SQLite state store [env DIGEST_STATE; default: "
+    "~/.local/share/digest/state.sqlite].")]
 Verbose = Annotated[int, typer.Option(
     "--verbose", "-v", count=True, help="More logging on stderr.")]
 # LLM options, shared too.
@@ -104,9 +114,7 @@ def newsletter(
     sources: Sources = None,
     out: Annotated[Path | None, typer.Option(help="Output folder [default: outputs/].")] = None,
     week: Week = None,
-    state: Annotated[Path | None, typer.Option(
-        help="SQLite state store [env DIGEST_STATE; default: ~/.local/share/digest/state.sqlite].")
-    ] = None,
+    state: StatePath = None,
     backend: Backend = None,
     model: Model = None,
     config: ConfigPath = None,
@@ -130,11 +138,11 @@ def newsletter(
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
-    """The weekly job: write OUT/<YYYY-Www>.md and print its path."""
+    """The weekly job: write OUT/<YYYY-Www>.md and print its path. With no SOURCE, the issue
+    is made of what `digest ingest` kept in the state store."""
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
-        _require_sources(sources)
         settings = load_config(config)
         options = _options(settings, week, fmt, strict, include_published, max_themes, prompts)
         options.templates_dir = _templates_dir(templates, settings)
@@ -142,8 +150,12 @@ def newsletter(
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
-        state_path = resolve("state", state, settings, digest_home() / "state.sqlite")
-        with llm_setup(choices, settings) as llm, Store(state_path) as store:
+        options.use_inbox = True
+        with llm_setup(choices, settings) as llm, Store(_state_path(state, settings)) as store:
+            if not sources and not store.inbox(options.week):
+                raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
+                                  "pass listing files, folders, URLs or - for stdin, or keep "
+                                  "listings there with `digest ingest`")
             options.budget, options.llm = llm.budget, llm.limits
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
                                 report=run, stdin=_stdin)
@@ -194,6 +206,115 @@ def summarize(
                                 report=run, stdin=_stdin)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
+
+
+@app.command()
+def ingest(
+    sources: Sources = None,
+    state: StatePath = None,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    verbose: Verbose = 0,
+) -> None:
+    """Keep listings in the state store for the next issue (for a mail hook: `digest ingest -`
+    reads one listing e-mail on stdin). Exit 75 when the store is busy: try again later."""
+    _setup_logging(verbose)
+    run = RunReport()
+    with _handled(report, run):
+        _require_sources(sources)
+        settings = load_config(config)
+        text = _stdin() if "-" in (sources or []) else ""
+        ingested = load_sources(sources or [], fmt=resolve("format", fmt, settings),
+                                strict=strict, stdin=lambda: text)
+        run.errors += [str(error) for error in ingested.errors]
+        if not ingested.records:
+            raise SourceError(", ".join(sources or []), "no paper found in what was given",
+                              fix="pass a listing (a Daily Papers page, an arXiv listing "
+                              "e-mail, JSON, CSV or a feed); nothing was stored")
+        records = [_stdin_named(record, text) for record in ingested.records]
+        with Store(_state_path(state, settings)) as store:
+            added = store.add_to_inbox(records)
+        run.counts = Stats(records_read=len(records))
+        typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
+                   f"({len(records) - added} already there)")
+
+
+@app.command()
+def email(
+    sources: Sources = None,
+    to: Annotated[list[str] | None, typer.Option(  # noqa: UP007
+        "--to", help="Recipient; repeat for more [env DIGEST_MAIL_TO, comma-separated].")] = None,
+    sender: Annotated[str | None, typer.Option(
+        "--from", help="Sender address [env DIGEST_MAIL_FROM].")] = None,
+    smtp_host: Annotated[str | None, typer.Option(
+        "--smtp-host", help="SMTP server [env DIGEST_SMTP_HOST].")] = None,
+    smtp_port: Annotated[int | None, typer.Option(
+        "--smtp-port", min=1, max=65535, help="SMTP port [env DIGEST_SMTP_PORT; default 587].")
+    ] = None,
+    eml: Annotated[bool, typer.Option(
+        "--eml", help="Write the message to stdout (for `sendmail -t`) instead of sending it.")
+    ] = False,
+    week: Week = None,
+    state: Annotated[Path | None, typer.Option(
+        help="State store to reuse for the LLM cache and the inbox; nothing is marked "
+        "published [default: none].")] = None,
+    backend: Backend = None,
+    model: Model = None,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    max_themes: MaxThemes = None,
+    prompts: PromptsDir = None,
+    templates: TemplatesDir = None,
+    verbose: Verbose = 0,
+    base_url: BaseUrl = None,
+    timeout: Timeout = None,
+    fail_on_degraded: FailOnDegraded = False,
+) -> None:
+    """Build the issue and send it by SMTP as one MIME message (text + HTML), or with --eml
+    write the message to stdout. Exit 75 when the SMTP server is unavailable: try again later."""
+    _setup_logging(verbose)
+    run = RunReport(week=week)
+    with _handled(report, run):
+        settings = load_config(config)
+        mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
+        if not sources and state is None:
+            raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for "
+                              "stdin (or --state to mail what `digest ingest` kept)")
+        options = _options(settings, week, fmt, strict, True, max_themes, prompts)
+        options.templates_dir = _templates_dir(templates, settings)
+        options.use_inbox = state is not None
+        choices = LLMChoices(backend, model, base_url, timeout)
+        with llm_setup(choices, settings) as llm, Store(state or ":memory:") as store:
+            options.budget, options.llm = llm.budget, llm.limits
+            built = build_issue(sources or [], options, backend=llm.backend, store=store,
+                                report=run, stdin=_stdin)
+        _stop_after_llm(run, False, fail_on_degraded)
+        renderer = Renderer(options.templates_dir)
+        message = build_message(built.issue, text=renderer.text(built.issue),
+                                html=renderer.html(built.issue), settings=mail)
+        if eml:
+            sys.stdout.buffer.write(as_eml(message))
+            sys.stdout.flush()
+        else:
+            send(message, mail)
+            typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)}")
+
+
+def _state_path(flag: Path | None, settings: dict[str, Any]) -> Path:
+    return Path(resolve("state", flag, settings, digest_home() / "state.sqlite"))
+
+
+def _stdin_named(record: Record, text: str) -> Record:
+    """A record read from stdin is named after what was read, so that two e-mails count as
+    two listings (sightings) and a redelivered e-mail as the same one."""
+    if record.sighting.source not in {"-", "<stdin>"}:
+        return record
+    name = "stdin:" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return replace(record, sighting=replace(record.sighting, source=name))
 
 
 def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bool:

@@ -8,9 +8,12 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     ├── SourceError             exit 1   a listing that cannot be read or parsed
     │                                    (names the source, and the line when known)
     ├── StateError              exit 1   the SQLite store is unreadable or from a newer digest
+    │   └── StateBusy           exit 75  another run holds the store's lock: try again later
     ├── TemplateError           exit 1   a prompt or issue template is missing or broken
-    └── LLMError                exit 1   the LLM endpoint refused the request for good
-        └── LLMUnavailable      exit 75  the endpoint is down or rate-limited: try again later
+    ├── LLMError                exit 1   the LLM endpoint refused the request for good
+    │   └── LLMUnavailable      exit 75  the endpoint is down or rate-limited: try again later
+    └── MailError               exit 1   the SMTP server refused the message for good
+        └── MailUnavailable     exit 75  the SMTP server is down or deferred it: try again later
 
 Messages say what went wrong and how to fix it. Secrets never appear in them.
 """
@@ -54,6 +57,12 @@ class StateError(DigestError):
     """The state store cannot be used."""
 
 
+class StateBusy(StateError):
+    """Another process kept the state store locked past the wait: retry later."""
+
+    exit_code = EX_TEMPFAIL
+
+
 class TemplateError(DigestError):
     """A prompt or issue template is missing or fails to render."""
 
@@ -64,5 +73,15 @@ class LLMError(DigestError):
 
 class LLMUnavailable(LLMError):
     """The LLM endpoint is unreachable, overloaded or rate-limited for now."""
+
+    exit_code = EX_TEMPFAIL
+
+
+class MailError(DigestError):
+    """The SMTP server refused the message, the login or every recipient, for good."""
+
+
+class MailUnavailable(MailError):
+    """The SMTP server is unreachable or answered 4xx: the mail system should retry later."""
 
     exit_code = EX_TEMPFAIL

@@ -19,7 +19,7 @@ from .chunk import Budget, plan_batches
 from .dedup import deduplicate
 from .ingest import load_sources
 from .llm import ChatBackend
-from .models import Issue, IssueSection, Paper, Stats
+from .models import Issue, IssueSection, Paper, Record, Stats
 from .outputs import publish
 from .prompts import Prompts
 from .render import Renderer
@@ -41,6 +41,7 @@ class Options:
     fmt: str | None = None
     strict: bool = False
     include_published: bool = False
+    use_inbox: bool = False  # add what `digest ingest` kept in the store
     max_themes: int = 10
     budget: Budget = field(default_factory=Budget)
     llm: RunLimits = field(default_factory=RunLimits)
@@ -52,6 +53,7 @@ class Options:
 class Built:
     issue: Issue
     markdown: str
+    inbox: tuple[Record, ...] = ()  # the inbox records this issue took
 
 
 def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBackend | None,
@@ -65,7 +67,9 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
 
     ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin)
     report.errors += [str(error) for error in ingested.errors]
-    deduped = deduplicate(ingested.records)
+    inbox = store.inbox(options.week) if options.use_inbox else []
+    records = ingested.records + inbox
+    deduped = deduplicate(records)
     papers, already_published = _select(deduped.papers, store, options)
     by_id = {paper.id: paper for paper in papers}
 
@@ -77,7 +81,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
     summaries = summarizer.summarize(themes, by_id, batches)
 
-    stats = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
+    stats = Stats(records_read=len(records), papers_unique=len(deduped.papers),
                   duplicates_merged=deduped.duplicates_merged,
                   already_published=already_published, papers_in_issue=len(papers),
                   themes=len(themes), batches=len(batches))
@@ -96,7 +100,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     report.llm = summarizer.stats.as_dict()
     markdown = Renderer(options.templates_dir).markdown(issue)
     report.duration_s = time.monotonic() - started
-    return Built(issue, markdown)
+    return Built(issue, markdown, tuple(inbox))
 
 
 def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
@@ -107,6 +111,7 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     paths = publish(built.issue, Path(out_dir), formats=formats,
                     renderer=Renderer(templates_dir), site_url=site_url)
     store.record_issue(built.issue.week, (p.id for s in built.issue.sections for p in s.papers))
+    store.mark_inbox_used(built.issue.week, built.inbox)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 

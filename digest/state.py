@@ -1,6 +1,7 @@
 """The state store: one SQLite file that remembers across runs.
 
 What went out in which issue (so next week's issue does not repeat it), the
+records ``digest ingest`` keeps for the next issue (the inbox), the
 LLM response cache (so a re-run makes no calls) and the ledger of LLM calls
 (tokens, latency, outcome, cost). Schema changes are append-only migrations,
 numbered; a store written by a newer digest is refused, not damaged. The
@@ -10,6 +11,8 @@ the store from its main thread only.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
@@ -17,7 +20,8 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import StateError
+from .errors import StateBusy, StateError
+from .models import Record, Sighting
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -40,6 +44,13 @@ MIGRATIONS: tuple[str, ...] = (
                             cost_usd REAL NOT NULL);
     ALTER TABLE llm_cache ADD COLUMN prompt_hash TEXT;
     ALTER TABLE llm_cache ADD COLUMN params TEXT;
+    """,
+    # 3: the inbox: records that `digest ingest` kept for the next issue. ``key`` makes a
+    # redelivered e-mail a no-op; ``used_in`` is the week whose issue took the record.
+    """
+    CREATE TABLE inbox (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
+                        record TEXT NOT NULL, used_in TEXT,
+                        added_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
     """,
 )
 
@@ -64,16 +75,22 @@ class CallRecord:
 class Store:
     """The state store. ``Store(":memory:")`` for tests and for runs that must not persist."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0):
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+            self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                        check_same_thread=False)
             if self.path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._migrate()
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise StateBusy(f"{self.path} is locked by another digest run; try again later"
+                                ) from None
+            raise StateError(f"{self.path}: cannot use this state store ({exc}); pass another "
+                             "--state path or move this file away") from None
         except sqlite3.DatabaseError as exc:
             raise StateError(f"{self.path}: cannot use this state store ({exc}); pass another "
                              "--state path or move this file away") from None
@@ -120,6 +137,38 @@ class Store:
     def weeks(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT week FROM issues ORDER BY week DESC")]
 
+    # The inbox: records waiting for an issue -----------------------------------------
+
+    def add_to_inbox(self, records: Iterable[Record]) -> int:
+        """Keep records for the next issue; return how many were new (a repeat is a no-op)."""
+        rows = [(_record_key(record), json.dumps(_record_json(record), sort_keys=True))
+                for record in records]
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                before = self._db.total_changes
+                self._db.executemany("INSERT OR IGNORE INTO inbox (key, record) VALUES (?, ?)",
+                                     rows)
+                return self._db.total_changes - before
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise StateBusy(f"{self.path} is locked by another digest run; nothing was "
+                                "stored, try again later") from None
+            raise
+
+    def inbox(self, week: str) -> list[Record]:
+        """Records not yet taken by an issue, plus those ``week``'s issue took (re-runs)."""
+        rows = self._db.execute("SELECT record FROM inbox WHERE used_in IS NULL OR used_in = ? "
+                                "ORDER BY id", (week,))
+        return [_record_from_json(json.loads(row[0])) for row in rows]
+
+    def mark_inbox_used(self, week: str, records: Iterable[Record]) -> None:
+        """Say that ``week``'s issue took these records, so later issues do not."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("UPDATE inbox SET used_in = ? WHERE key = ? AND used_in IS NULL",
+                                 [(week, _record_key(record)) for record in records])
+
     # LLM response cache ---------------------------------------------------------------
 
     def cached_response(self, key: str) -> dict | None:
@@ -147,3 +196,29 @@ class Store:
         columns = ", ".join(f.name for f in fields(CallRecord))
         rows = self._db.execute(f"SELECT {columns} FROM llm_calls ORDER BY id")
         return [CallRecord(*row) for row in rows]
+
+
+def _record_json(record: Record) -> dict[str, Any]:
+    return {"title": record.title, "abstract": record.abstract, "arxiv_id": record.arxiv_id,
+            "url": record.url, "authors": list(record.authors),
+            "published": record.published.isoformat() if record.published else None,
+            "sighting": [record.sighting.source, record.sighting.position,
+                         record.sighting.line]}
+
+
+def _record_from_json(data: dict[str, Any]) -> Record:
+    source, position, line = data["sighting"]
+    published = dt.date.fromisoformat(data["published"]) if data["published"] else None
+    return Record(title=data["title"], abstract=data["abstract"],
+                  sighting=Sighting(source, position, line), arxiv_id=data["arxiv_id"],
+                  url=data["url"], authors=tuple(data["authors"]), published=published)
+
+
+def _record_key(record: Record) -> str:
+    """Same listing entry → same key: what it says and where it was read."""
+    payload = json.dumps(_record_json(record), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _locked(error: sqlite3.OperationalError) -> bool:
+    return "locked" in str(error) or "busy" in str(error)

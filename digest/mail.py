@@ -1,0 +1,182 @@
+"""Deliver an issue by e-mail: one MIME message (multipart/alternative: text + HTML).
+
+``build_message`` makes the message from the issue's plain-text and HTML renderings;
+``send`` hands it to an SMTP server. Everything in the headers is ours (the week,
+the configured addresses): no title, abstract or model output goes into a header.
+SMTP failures are sorted the way mail systems sort them: a 4xx answer, a refused
+connection or a time-out is temporary (``MailUnavailable``, exit 75: try again
+later); a 5xx answer or a failed login is final (``MailError``, exit 1).
+The password is only ever handed to ``smtplib``; it is in no message or log line.
+"""
+
+from __future__ import annotations
+
+import email.policy
+import logging
+import os
+import smtplib
+import ssl
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from email.headerregistry import Address
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from .errors import ConfigError, MailError, MailUnavailable
+from .models import Issue
+from .weeks import date_range
+
+logger = logging.getLogger("digest.mail")
+
+DEFAULT_TIMEOUT_S = 30.0
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Where and how to send. ``password`` is excluded from ``repr`` so it cannot leak."""
+
+    sender: str
+    recipients: tuple[str, ...]
+    host: str | None = None
+    port: int = 587
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    starttls: bool = True
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+def settings_from_env(*, sender: str | None = None, recipients: Sequence[str] = (),
+                      host: str | None = None, port: int | None = None,
+                      env: Mapping[str, str] | None = None) -> MailSettings:
+    """Flags win over DIGEST_SMTP_* / DIGEST_MAIL_* variables; addresses are checked here."""
+    env = os.environ if env is None else env
+    sender = sender or env.get("DIGEST_MAIL_FROM")
+    recipients = tuple(recipients) or _split_addresses(env.get("DIGEST_MAIL_TO", ""))
+    if not sender:
+        raise ConfigError("no sender: pass --from or set DIGEST_MAIL_FROM")
+    if not recipients:
+        raise ConfigError("no recipient: pass --to (repeatable) or set DIGEST_MAIL_TO")
+    for address in (sender, *recipients):
+        _check_address(address)
+    return MailSettings(
+        sender=sender, recipients=recipients, host=host or env.get("DIGEST_SMTP_HOST") or None,
+        port=port or _int_env(env, "DIGEST_SMTP_PORT", 587),
+        user=env.get("DIGEST_SMTP_USER") or None, password=env.get("DIGEST_SMTP_PASSWORD") or None,
+        starttls=_bool_env(env, "DIGEST_SMTP_STARTTLS", True))
+
+
+def subject_for(issue: Issue) -> str:
+    return f"Research digest, {issue.week} ({date_range(issue.start, issue.end)})"
+
+
+def build_message(issue: Issue, *, text: str, html: str, settings: MailSettings) -> EmailMessage:
+    """The issue as one message: the text part first, the HTML part preferred by mail readers."""
+    message = EmailMessage(policy=email.policy.SMTP)
+    message["Subject"] = subject_for(issue)
+    message["From"] = settings.sender
+    message["To"] = ", ".join(settings.recipients)
+    message["Date"] = formatdate(localtime=False, usegmt=True)
+    message["Message-ID"] = make_msgid(f"digest.{issue.week}", _domain(settings.sender))
+    message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to a newsletter
+    message.set_content(text, subtype="plain", charset="utf-8", cte="quoted-printable")
+    message.add_alternative(html, subtype="html", charset="utf-8", cte="quoted-printable")
+    return message
+
+
+def as_eml(message: EmailMessage) -> bytes:
+    """The message for a ``sendmail -t``-style pipe: headers included, LF line endings."""
+    return message.as_bytes(policy=email.policy.default)
+
+
+def send(message: EmailMessage, settings: MailSettings) -> None:
+    """Hand the message to the SMTP server, or raise MailUnavailable / MailError."""
+    if not settings.host:
+        raise ConfigError("no SMTP server: pass --smtp-host or set DIGEST_SMTP_HOST "
+                          "(or use --eml to write the message to stdout)")
+    where = f"{settings.host}:{settings.port}"
+    try:
+        with smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
+            _open_session(smtp, settings)
+            refused = smtp.send_message(message, settings.sender, list(settings.recipients))
+    except smtplib.SMTPAuthenticationError as error:
+        raise MailError(f"SMTP server {where} refused the login ({error.smtp_code}); check "
+                        "DIGEST_SMTP_USER and DIGEST_SMTP_PASSWORD") from None
+    except smtplib.SMTPRecipientsRefused as error:
+        raise _refused(where, error.recipients) from None
+    except smtplib.SMTPResponseException as error:
+        raise _by_code(where, error.smtp_code, _text(error.smtp_error)) from None
+    except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
+        raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
+                              f"{error}); try again later") from None
+    if refused:
+        logger.warning("SMTP server %s refused some recipients: %s", where, ", ".join(refused))
+    logger.info("sent %s to %d recipient(s) via %s", message["Subject"],
+                len(settings.recipients) - len(refused), where)
+
+
+def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
+    smtp.ehlo()
+    if settings.starttls:
+        if not smtp.has_extn("starttls"):
+            raise MailError(f"SMTP server {settings.host} does not offer STARTTLS; set "
+                            "DIGEST_SMTP_STARTTLS=0 only for a server on a trusted network")
+        smtp.starttls(context=ssl.create_default_context())
+        smtp.ehlo()
+    if settings.user:
+        smtp.login(settings.user, settings.password or "")
+
+
+def _refused(where: str, recipients: Mapping[str, tuple[int, bytes]]) -> MailError:
+    details = "; ".join(f"{rcpt}: {code} {_text(text)}" for rcpt, (code, text) in
+                        recipients.items())
+    if all(400 <= code < 500 for code, _ in recipients.values()):
+        return MailUnavailable(f"SMTP server {where} deferred every recipient ({details}); "
+                               "try again later")
+    return MailError(f"SMTP server {where} refused every recipient ({details}); check --to")
+
+
+def _by_code(where: str, code: int, text: str) -> MailError:
+    if 400 <= code < 500:
+        return MailUnavailable(f"SMTP server {where} answered {code} {text}; try again later")
+    return MailError(f"SMTP server {where} answered {code} {text}")
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+
+
+def _split_addresses(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _check_address(address: str) -> None:
+    if any(ch in address for ch in "\r\n") or "@" not in address:
+        raise ConfigError(f"{address!r} is not an e-mail address")
+    try:
+        Address(addr_spec=address.split("<")[-1].rstrip(">").strip())
+    except (ValueError, IndexError) as error:
+        raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
+
+
+def _domain(address: str) -> str:
+    return address.rsplit("@", 1)[-1].rstrip(">").strip() or "localhost"
+
+
+def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
+    value = env.get(name)
+    if not value:
+        return default
+    if not value.isdigit():
+        raise ConfigError(f"{name}={value!r} is not a port number")
+    return int(value)
+
+
+def _bool_env(env: Mapping[str, str], name: str, default: bool) -> bool:
+    value = (env.get(name) or "").strip().lower()
+    if not value:
+        return default
+    if value not in _TRUE | _FALSE:
+        raise ConfigError(f"{name}={value!r}: use 1 or 0")
+    return value in _TRUE

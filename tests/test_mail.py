@@ -1,0 +1,223 @@
+"""The e-mail side: `digest email` against a real SMTP server on 127.0.0.1, and `digest ingest`
+as a mail hook filling the inbox that `digest newsletter` reads."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
+from typer.testing import CliRunner
+
+from digest.cli import app
+from digest.errors import StateBusy
+from digest.models import Record, Sighting
+from digest.state import Store
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+PASSWORD = "s3cret-smtp-password"
+
+
+class Recorder:
+    """An SMTP handler that keeps what it got, or answers RCPT with a scripted code."""
+
+    def __init__(self, rcpt_answer: str | None = None):
+        self.messages: list[email.message.EmailMessage] = []
+        self.envelopes: list[tuple[str, list[str]]] = []
+        self.rcpt_answer = rcpt_answer
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
+        if self.rcpt_answer:
+            return self.rcpt_answer
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+        self.messages.append(email.message_from_bytes(envelope.content,
+                                                      policy=email.policy.default))
+        return "250 Message accepted"
+
+
+def _check_login(server, session, envelope, mechanism, auth_data):
+    if auth_data.login == b"digest" and auth_data.password == PASSWORD.encode():
+        return AuthResult(success=True)
+    # aiosmtpd 1.4 leaves the client waiting on a failure unless the answer is given here
+    return AuthResult(success=False, handled=False,
+                      message="535 5.7.8 Authentication credentials invalid")
+
+
+@pytest.fixture
+def smtp_server():
+    servers = []
+
+    def start(handler: Recorder, **kwargs):
+        controller = Controller(handler, hostname="127.0.0.1", port=_free_port(), **kwargs)
+        controller.start()
+        servers.append(controller)
+        return controller
+
+    yield start
+    for controller in servers:
+        controller.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def mail_env(monkeypatch):
+    monkeypatch.setenv("DIGEST_MAIL_FROM", "digest@example.org")
+    monkeypatch.setenv("DIGEST_MAIL_TO", "team@example.org, lab@example.org")
+    monkeypatch.setenv("DIGEST_SMTP_STARTTLS", "0")  # the test server speaks plain SMTP
+
+
+def _email(*args: str):
+    return CliRunner().invoke(app, ["email", str(EXAMPLES), "--week", "2026-W47",
+                                    "--backend", "offline", *args])
+
+
+def test_eml_is_one_multipart_alternative_message_with_text_and_html(mail_env):
+    result = _email("--eml")
+    assert result.exit_code == 0, result.output
+    message = email.message_from_bytes(result.stdout_bytes, policy=email.policy.default)
+    assert message["Subject"] == "Research digest, 2026-W47 (16–22 November 2026)"
+    assert message["To"] == "team@example.org, lab@example.org"
+    assert message.get_content_type() == "multipart/alternative"
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "ToolWeaver" in text and "<" not in text.split("\n", 1)[0]
+    assert html.lstrip().lower().startswith("<!doctype html>")
+    assert "ToolWeaver" in html
+
+
+def test_send_by_smtp_with_login_and_no_password_anywhere(mail_env, smtp_server, monkeypatch,
+                                                           tmp_path):
+    handler = Recorder()
+    server = smtp_server(handler, authenticator=_check_login, auth_require_tls=False)
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    report = tmp_path / "report.json"
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port), "-vv",
+                    "--report", str(report))
+    assert result.exit_code == 0, result.output
+    assert handler.envelopes == [("digest@example.org", ["team@example.org", "lab@example.org"])]
+    assert handler.messages[0].get_content_type() == "multipart/alternative"
+    assert PASSWORD not in result.output + report.read_text()
+
+
+def test_wrong_password_is_a_final_error_that_says_what_to_fix(mail_env, smtp_server,
+                                                               monkeypatch):
+    server = smtp_server(Recorder(), authenticator=_check_login, auth_require_tls=False)
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", "wrong-password")
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 1
+    assert "DIGEST_SMTP_PASSWORD" in result.output and "wrong-password" not in result.output
+
+
+@pytest.mark.parametrize(("answer", "code"), [("451 4.3.0 try later", 75),
+                                              ("550 5.1.1 no such user", 1)])
+def test_deferred_recipients_exit_75_and_refused_ones_exit_1(mail_env, smtp_server, answer,
+                                                             code):
+    server = smtp_server(Recorder(rcpt_answer=answer))
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == code, result.output
+    assert answer.split()[0] in result.output
+
+
+def test_no_smtp_server_listening_is_a_temporary_failure(mail_env):
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(_free_port()))
+    assert result.exit_code == 75
+    assert "try again later" in result.output
+
+
+def test_starttls_required_by_default(mail_env, smtp_server, monkeypatch):
+    monkeypatch.delenv("DIGEST_SMTP_STARTTLS")
+    server = smtp_server(Recorder())
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 1
+    assert "STARTTLS" in result.output
+
+
+@pytest.mark.parametrize("args", [["--to", "not-an-address"], ["--to", "a@b.org\nBcc: x@y.org"]])
+def test_bad_addresses_are_usage_errors(mail_env, args):
+    result = _email("--eml", *args)
+    assert result.exit_code == 2
+    assert "not an e-mail address" in result.output
+
+
+def test_no_recipient_is_a_usage_error(mail_env, monkeypatch):
+    monkeypatch.delenv("DIGEST_MAIL_TO")
+    result = _email("--eml")
+    assert result.exit_code == 2
+    assert "--to" in result.output
+
+
+# digest ingest: the mail hook ---------------------------------------------------------------
+
+def _listing(*titles: str) -> str:
+    return json.dumps([{"title": t, "abstract": f"We study {t.lower()} in depth. It works well."}
+                       for t in titles])
+
+
+def _ingest(state: Path, text: str):
+    return CliRunner().invoke(app, ["ingest", "-", "--state", str(state)], input=text)
+
+
+def test_ingest_keeps_records_and_a_redelivered_message_is_a_no_op(tmp_path):
+    state = tmp_path / "state.sqlite"
+    first = _ingest(state, _listing("Sparse Widgets", "Dense Gadgets"))
+    again = _ingest(state, _listing("Sparse Widgets", "Dense Gadgets"))
+    assert first.exit_code == again.exit_code == 0
+    assert first.stdout.startswith("2 new records")
+    assert again.stdout.startswith("0 new records")
+
+
+def test_ingest_of_nothing_usable_exits_1_and_stores_nothing(tmp_path):
+    state = tmp_path / "state.sqlite"
+    result = _ingest(state, "just some words, no listing here\n")
+    assert result.exit_code == 1
+    assert "nothing was stored" in result.output
+
+
+def test_newsletter_takes_the_inbox_once(tmp_path):
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    _ingest(state, _listing("Sparse Widgets", "Dense Gadgets"))
+    _ingest(state, _listing("Dense Gadgets", "Quiet Sprockets"))  # a second listing e-mail
+
+    def newsletter(week: str, code: int = 0) -> dict:
+        report = tmp_path / f"{week}.json"
+        result = CliRunner().invoke(app, ["newsletter", "--state", str(state), "--out", str(out),
+                                          "--week", week, "--backend", "offline",
+                                          "--report", str(report)])
+        assert result.exit_code == code, result.output
+        return json.loads(report.read_text())["counts"]
+
+    counts = newsletter("2026-W47")
+    assert (counts["records_read"], counts["papers_in_issue"]) == (4, 3)
+    assert "Dense Gadgets" in (out / "2026-W47.md").read_text()
+    assert "in 2 listings" in (out / "2026-W47.md").read_text()
+    assert newsletter("2026-W47")["papers_in_issue"] == 3  # a re-run of the week is the same
+    # A later week does not take them again: with no SOURCE and an empty inbox it is a usage error.
+    assert newsletter("2026-W48", code=2)["records_read"] == 0
+
+
+def test_a_locked_store_is_a_temporary_failure_and_loses_nothing(tmp_path):
+    path = tmp_path / "state.sqlite"
+    record = Record("Sparse Widgets", "We study widgets.", Sighting("mail-1", 1))
+    with Store(path) as holder, Store(path, busy_timeout_s=0.05) as hook:
+        holder._db.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StateBusy) as caught:
+            hook.add_to_inbox([record])
+        assert caught.value.exit_code == 75
+        holder._db.execute("ROLLBACK")
+        assert hook.add_to_inbox([record]) == 1  # the retry stores it
