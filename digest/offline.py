@@ -317,6 +317,11 @@ _ANAPHORA_START = re.compile(r"(?:this|these|those|it|they|such|its|their|that)\
 _ANAPHORA = re.compile(
     r"\b(?:such|these|those|aforementioned|the above|this (?!paper|work))\b", re.I
 )
+# "However, ..." or "Most agents, however, ..." answers a sentence the reader never saw.
+_CONNECTIVE = re.compile(
+    r"^(?:however|but|yet|moreover|furthermore|additionally|in addition|also|thus|therefore|"
+    r"hence|instead|nevertheless|nonetheless|still|consequently|in contrast|in turn)\b"
+    r"|^[^,.;]{1,60}, (?:however|though|therefore|thus|instead|in turn|in contrast),", re.I)
 
 
 @dataclass(frozen=True)
@@ -412,7 +417,7 @@ def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set
     score += {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}[c.role]
     if _RESULTS.search(c.text):
         score -= 0.1
-    if _ANAPHORA_START.match(c.text):
+    if _ANAPHORA_START.match(c.text) or _CONNECTIVE.search(c.text):
         score -= 0.1
     elif _ANAPHORA.search(c.text):
         score -= 0.05

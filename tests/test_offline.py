@@ -430,3 +430,15 @@ def test_seed_theme_summary_comes_from_the_abstracts(seeds: Path) -> None:
     assert 0 < len(summary) <= 700
     for sentence in sentences_of(summary):
         assert any(from_one_sentence(sentence, p.abstract) for p in papers), sentence
+
+
+def test_theme_summary_avoids_sentences_that_answer_an_unseen_one() -> None:
+    papers = [
+        paper("Sensor networks route packets between distant relay nodes. Most sensor networks, "
+              "however, route packets between nodes with fixed schedules.", id="a"),
+        paper("Wireless sensor networks route packets between nodes on fixed schedules. "
+              "Batteries drain fast.", id="b"),
+    ]
+    summary = theme_summary(papers, max_sentences=2)
+    assert summary.startswith("Wireless sensor networks route packets")
+    assert "however" not in summary
