@@ -238,7 +238,8 @@ class Summarizer:
             groups[-1].append(part)
             used += tokens
         if len(groups) > 1 and len(groups[-1]) == 1:  # a lone last part joins its neighbour
-            groups[-2] += groups.pop()
+            lone = groups.pop()
+            groups[-1] += lone
         return groups
 
     def _intro_prompt(self, material: list[dict[str, Any]], refs: list[str]) -> str:
