@@ -112,7 +112,7 @@ class FakeOpenAI:
 
     @property
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if _route(r.path).endswith("/chat/completions")]
 
     def close(self) -> None:
         self._closing.set()
@@ -161,7 +161,7 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = {}
             headers = {name.lower(): value for name, value in self.headers.items()}
             server._record(Recorded(self.path, headers, body, raw))
-            if not self.path.endswith("/chat/completions"):
+            if not _route(self.path).endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
             started = time.monotonic()
@@ -193,6 +193,11 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def _route(path: str) -> str:
+    """The path without its query (Azure's dated API adds ?api-version=...)."""
+    return path.split("?", 1)[0]
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

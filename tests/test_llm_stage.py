@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from digest.chunk import Budget, plan_batches
+from digest.cli import app
 from digest.errors import LLMError, TemplateError
 from digest.llm import BackendSettings, OpenAIChat, Price
 from digest.llm.runner import RunLimits
@@ -25,6 +27,7 @@ from digest.state import Store
 from digest.summarize import Summarizer
 from digest.tokens import TokenCounter
 
+from .conftest import EXAMPLES
 from .fake_openai import FakeOpenAI, Reply, made_up_papers, smart_answer
 
 KEY = "sk-stage-secret-0123456789"
@@ -316,12 +319,6 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(server, capsys):
 
 
 def test_the_run_report_lists_fallback_themes_and_the_cli_exits_75_on_demand(server, tmp_path):
-    from typer.testing import CliRunner
-
-    from digest.cli import app
-
-    from .conftest import EXAMPLES
-
     server.default = Reply.fail(429, "You exceeded your current quota", code="insufficient_quota")
     args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
             "--base-url", server.url, "--timeout", "2", "--report", str(tmp_path / "r.json"),
@@ -334,3 +331,32 @@ def test_the_run_report_lists_fallback_themes_and_the_cli_exits_75_on_demand(ser
     failing = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"),
                                        "--fail-on-degraded"])
     assert failing.exit_code == 75 and not (tmp_path / "b" / "2026-W47.md").exists()
+
+
+def test_a_title_with_markup_is_dropped_and_the_theme_keeps_its_label(server):
+    def answer(body: dict[str, Any]) -> Reply | None:
+        data = json.loads(smart_answer(body))
+        if "gists" in data:
+            data["title"] = "**Verified** learning, see www.example.com"
+        return Reply.json(data)
+
+    server.responder = answer
+    summaries, summarizer, _ = run_stage(server, 3)
+    assert summaries[0].title is None and not summaries[0].offline
+    assert summarizer.stats.repairs == 0
+
+
+def test_a_progress_bar_can_be_forced_and_the_run_still_completes(server):
+    summaries, summarizer, _ = run_stage(server, 3, 3, progress=True)
+    assert summarizer.stats.calls == 3 and not any(s.offline for s in summaries)
+
+
+def test_cli_dry_run_prints_the_plan_and_sends_nothing(server, tmp_path):
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+        "--base-url", server.url, "--dry-run", "--out", str(tmp_path / "out"),
+        "--state", str(tmp_path / "s.sqlite"), "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert "Dry run (openai, gpt-4o-mini): nothing was sent." in result.output
+    assert re.search(r"^total\s+\d+ calls", result.output, re.MULTILINE)
+    assert server.chat_requests == [] and not (tmp_path / "out" / "2026-W47.md").exists()
