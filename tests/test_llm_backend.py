@@ -246,3 +246,14 @@ def test_llm_settings_come_from_the_config_and_size_the_budget(server):
         assert setup.limits.price is None  # a local model costs nothing
         assert (setup.budget.context_window, setup.budget.max_output_tokens) == (8192, 1024)
         assert setup.budget.papers_per_answer == (1024 - 300) // 60
+
+
+@pytest.mark.parametrize(("headers", "wait"), [
+    ({"Retry-After": "3"}, 3.0),
+    ({"retry-after-ms": "2500"}, 2.5),
+    ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.5),  # in the past: the backoff rules
+])
+def test_retry_after_in_every_form_sets_the_wait(server, chat, headers, wait):
+    server.script(Reply(status=429, headers=headers, error={"message": "slow down"}))
+    assert chat.ask().retries == 1
+    assert chat.waits == [wait]
