@@ -364,7 +364,7 @@ def test_cli_dry_run_prints_the_plan_and_sends_nothing(server, tmp_path):
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_calls_run_in_parallel_up_to_the_concurrency(server, concurrency):
-    server.latency = 0.2
+    server.latency = 0.1
     summaries, _, _ = run_stage(server, 3, 3, 3, 3, 3, concurrency=concurrency)
     assert server.max_in_flight == concurrency
     assert len(server.chat_requests) == 6 and not any(s.offline for s in summaries)
