@@ -45,10 +45,12 @@ def run(url: str, workdir: Path, name: str) -> dict[str, Any]:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(latency=LATENCY_S) as server:
+        issue = Path(tmp) / "out" / "2026-W47.md"
         first = run(server.url, Path(tmp), "first")
-        served_first = len(server.chat_requests)
+        served_first, first_bytes = len(server.chat_requests), issue.read_bytes()
         second = run(server.url, Path(tmp), "second")
         served_second = len(server.chat_requests) - served_first
+        same = "identical" if issue.read_bytes() == first_bytes else "DIFFERENT"
     llm, papers = first["llm"], first["counts"]["papers_in_issue"]
     ideal = math.ceil(llm["calls"] / CONCURRENCY) * LATENCY_S
     overhead = llm["prompt_tokens"] / llm["abstract_tokens"]
@@ -64,7 +66,7 @@ def main() -> None:
     print(f"| LLM stage wall time vs ideal ceil(calls/{CONCURRENCY}) × {LATENCY_S} s | "
           f"{llm['wall_s']:.2f} s / {ideal:.2f} s = {llm['wall_s'] / ideal:.2f}× | ≤ 1.25× |")
     print(f"| second run on the same store: calls (server saw) | {second['llm']['calls']} "
-          f"({served_second}); cache hits {second['llm']['cache_hits']} | 0 |")
+          f"({served_second}); cache hits {second['llm']['cache_hits']}; issue bytes {same} | 0 |")
 
 
 if __name__ == "__main__":

@@ -368,3 +368,17 @@ def test_calls_run_in_parallel_up_to_the_concurrency(server, concurrency):
     summaries, _, _ = run_stage(server, 3, 3, 3, 3, 3, concurrency=concurrency)
     assert server.max_in_flight == concurrency
     assert len(server.chat_requests) == 6 and not any(s.offline for s in summaries)
+
+
+def test_a_second_newsletter_run_of_the_week_makes_no_call_and_writes_identical_bytes(
+        server, tmp_path):
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+            "--base-url", server.url, "--state", str(tmp_path / "s.sqlite")]
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    sent = len(server.chat_requests)
+    second = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    assert sent > 0 and len(server.chat_requests) == sent
+    issue = (tmp_path / "a" / "2026-W47.md").read_bytes()
+    assert "summarised offline" not in issue.decode()
+    assert (tmp_path / "b" / "2026-W47.md").read_bytes() == issue
