@@ -327,7 +327,10 @@ def test_the_run_report_lists_fallback_themes_and_the_cli_exits_75_on_demand(ser
     report = json.loads((tmp_path / "r.json").read_text())
     assert degraded.exit_code == 0, degraded.output
     assert report["llm"]["degraded"] and report["llm"]["fallback_themes"]
-    assert "summarised offline" in (tmp_path / "a" / "2026-W47.md").read_text()
+    issue = (tmp_path / "a" / "2026-W47.md").read_text()
+    assert "summarised offline" in issue
+    papers = report["counts"]["papers_in_issue"]
+    assert papers == 30 and len(re.findall(r"^- \*\*", issue, re.MULTILINE)) == papers
     failing = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"),
                                        "--fail-on-degraded"])
     assert failing.exit_code == 75 and not (tmp_path / "b" / "2026-W47.md").exists()
