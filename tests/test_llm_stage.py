@@ -53,10 +53,11 @@ def themes_of(*sizes: int) -> tuple[list[Theme], dict[str, Paper]]:
 
 def run_stage(server: FakeOpenAI, *sizes: int, store: Store | None = None,
               budget: Budget | None = None, prompts: Prompts | None = None,
-              timeout_s: float = 5.0, **limits: Any):
+              timeout_s: float = 5.0, temperature: float = 0.2, **limits: Any):
     themes, papers = themes_of(*sizes)
     backend = OpenAIChat(BackendSettings(model="gpt-4o-mini", api_key=KEY, base_url=server.url,
-                                         timeout_s=timeout_s, max_attempts=2),
+                                         timeout_s=timeout_s, max_attempts=2,
+                                         temperature=temperature),
                          sleep=lambda seconds: None)
     try:
         summarizer = Summarizer(backend, prompts=prompts or Prompts(),
@@ -131,6 +132,14 @@ def test_a_changed_prompt_is_a_new_question(server, tmp_path):
         run_stage(server, 3, store=store, prompts=Prompts(custom))
     assert len(server.chat_requests) == 4
     assert server.chat_requests[-1].body["messages"][0]["content"].endswith("Be brief.")
+
+
+def test_another_temperature_is_a_new_question(server, tmp_path):
+    with Store(tmp_path / "state.sqlite") as store:
+        run_stage(server, 3, store=store)
+        _, summarizer, _ = run_stage(server, 3, store=store, temperature=0.7)
+    assert len(server.chat_requests) == 4 and summarizer.stats.cache_hits == 0
+    assert server.chat_requests[-1].body["temperature"] == 0.7
 
 
 def test_an_undefined_variable_in_an_override_template_is_an_error(server, tmp_path):

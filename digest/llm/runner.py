@@ -392,9 +392,10 @@ class CallRunner:
                               "params": self._params(call)}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    @staticmethod
-    def _params(call: Call) -> dict[str, Any]:
-        return {"max_tokens": call.max_tokens, "task": call.task}
+    def _params(self, call: Call) -> dict[str, Any]:
+        """What besides the prompt shapes an answer (a backend may expose its temperature)."""
+        return {"max_tokens": call.max_tokens, "task": call.task,
+                "temperature": getattr(self.backend, "temperature", None)}
 
     def _estimate_prompt(self, call: Call) -> int:
         """Prompt tokens as OpenAI counts them: the text plus a few per message."""
