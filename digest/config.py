@@ -15,8 +15,11 @@ CONFIG_KEYS: dict[str, type] = {
     "backend": str, "model": str, "base_url": str, "out": str, "state": str, "format": str,
     "max_themes": int, "context_window": int, "max_output_tokens": int, "batch_tokens": int,
     "timeout": float, "prompts": str, "templates": str,
+    "api_version": str, "concurrency": int, "max_cost": float, "max_tokens": int,
+    "deadline": float,
 }
-ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL"}
+ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
+            "api_version": "OPENAI_API_VERSION"}
 
 
 def digest_home() -> Path:

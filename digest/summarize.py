@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from . import offline
 from .chunk import Budget
@@ -48,6 +49,7 @@ EXPECTED_GIST_TOKENS = 50
 EXPECTED_SUMMARY_TOKENS = 150
 MERGE_OUTPUT_TOKENS = 150
 INTRO_OUTPUT_TOKENS = 120
+INTRO_TITLES_PER_THEME = 3
 _SLACK_TOKENS = 60  # keywords, message framing, a schema the server may add to the prompt
 
 
@@ -79,8 +81,6 @@ class Summarizer:
                               model=backend.model if backend else None,
                               dry_run=self.limits.dry_run)
         self._system = prompts.render("system", nonce=nonce)
-        self._jobs: list[_ThemeJob] = []
-        self._batches_left = 0
         self._intro: str | None = None
         self.budget = replace(budget, prompt_overhead=self._prompt_overhead())
         self._runner = None if backend is None else CallRunner(
@@ -102,10 +102,9 @@ class Summarizer:
         jobs = [_ThemeJob(self, theme, [[papers[pid] for pid in b.paper_ids]
                                         for b in batches if b.theme_index == index])
                 for index, theme in enumerate(themes)]
-        self._jobs = jobs
-        self._batches_left = sum(len(job.batches) for job in jobs)
         for job in jobs:
             job.start()
+        self._ask_intro(jobs)
         if self._runner is not None:
             self._runner.run()
         results = _distinct_titles([job.result() for job in jobs])
@@ -118,8 +117,9 @@ class Summarizer:
     def intro(self, *, fallback: str) -> str:
         """Two or three sentences opening the issue; ``fallback`` when there is no LLM answer.
 
-        The intro is asked for inside ``summarize``, as soon as every batch is answered: it
-        needs the themes' titles and summaries but no merge, so it runs beside the merges.
+        The intro is asked for inside ``summarize``, beside the batches: it is written from
+        each theme's label and leading paper titles, so it waits for no other answer and
+        never lengthens the stage's chain of dependent calls.
         """
         return self._intro or fallback
 
@@ -189,15 +189,9 @@ class Summarizer:
             on_done=done, max_tokens=min(600, self.budget.max_output_tokens),
             expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority))
 
-    def batch_answered(self) -> None:
-        """Counts answered batches; after the last one, asks for the intro."""
-        self._batches_left -= 1
-        if self._batches_left == 0 and self._runner is not None:
-            self._ask_intro()
-
-    def _ask_intro(self) -> None:
-        material = [_intro_material(job) for job in self._jobs if job.batches]
-        if not material:
+    def _ask_intro(self, jobs: Sequence[_ThemeJob]) -> None:
+        material = [_intro_material(job) for job in jobs if job.batches]
+        if self._runner is None or not material:
             return
         refs = [f"T{i}" for i in range(1, len(material) + 1)]
 
@@ -208,7 +202,7 @@ class Summarizer:
             "intro", "the issue", self._messages(self._intro_prompt(material, refs)),
             check=lambda data: check_intro(data, refs), on_done=done,
             max_tokens=min(500, self.budget.max_output_tokens),
-            expected_output=INTRO_OUTPUT_TOKENS, schema=INTRO_SCHEMA, priority=1))
+            expected_output=INTRO_OUTPUT_TOKENS, schema=INTRO_SCHEMA, priority=0))
 
     def _submit(self, call: Call) -> None:
         if self._runner is None:
@@ -244,16 +238,17 @@ class Summarizer:
             groups[-1].append(part)
             used += tokens
         if len(groups) > 1 and len(groups[-1]) == 1:  # a lone last part joins its neighbour
-            groups[-2] += groups.pop()
+            lone = groups.pop()
+            groups[-1] += lone
         return groups
 
-    def _intro_prompt(self, material: list[dict[str, object]], refs: list[str]) -> str:
-        """The intro prompt, with summaries shortened to fit the budget if need be."""
+    def _intro_prompt(self, material: list[dict[str, Any]], refs: list[str]) -> str:
+        """The intro prompt, with fewer paper titles per theme if it must fit the budget."""
         n_papers = sum(int(str(m["papers"])) for m in material)
-        for detail in (lambda text: text, _first_sentence, lambda text: ""):
+        for keep in (INTRO_TITLES_PER_THEME, 1, 0):
             prompt = self.prompts.render(
                 "intro", nonce=self.nonce, n_papers=n_papers, n_themes=len(material),
-                themes=[{**m, "ref": ref, "summary": detail(str(m["summary"]))}
+                themes=[{**m, "ref": ref, "leading": m["leading"][:keep]}
                         for ref, m in zip(refs, material, strict=True)])
             if self.counter.count(prompt) <= self.budget.input_tokens:
                 break
@@ -295,7 +290,6 @@ class _ThemeJob:
 
     def _batch_done(self, index: int, part: _Part) -> None:
         self.parts[index] = part
-        self.owner.batch_answered()
         parts = [p for p in self.parts if p is not None]
         if len(parts) < len(self.parts):
             return
@@ -321,12 +315,10 @@ def offline_part(theme: Theme, batch: list[Paper]) -> _Part:
                  offline=True)
 
 
-def _intro_material(job: _ThemeJob) -> dict[str, object]:
-    """A theme as the intro prompt shows it: its title and its first (most central) batch."""
-    parts = [p for p in job.parts if p is not None]
-    title = next((p.title for p in parts if p.title), None) or job.theme.title
-    return {"title": title, "papers": len(job.theme.paper_ids),
-            "summary": parts[0].summary if parts else ""}
+def _intro_material(job: _ThemeJob) -> dict[str, Any]:
+    """A theme as the intro prompt shows it: its label and its most central paper titles."""
+    return {"title": job.theme.title, "papers": len(job.theme.paper_ids),
+            "leading": [paper.title for paper in job.batches[0][:INTRO_TITLES_PER_THEME]]}
 
 
 def _distinct_titles(summaries: list[ThemeSummary]) -> list[ThemeSummary]:
@@ -344,8 +336,3 @@ def _distinct_titles(summaries: list[ThemeSummary]) -> list[ThemeSummary]:
 
 def _keywords(theme: Theme) -> str:
     return ", ".join(theme.keywords) or theme.title
-
-
-def _first_sentence(text: str) -> str:
-    sentences = offline.split_sentences(text)
-    return sentences[0] if sentences else text

@@ -92,6 +92,8 @@ class FakeOpenAI:
         self.responder = responder
         self.reject_formats = dict(reject_formats or {})
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most chat requests the server was answering at once
         self._script: list[Reply] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -112,7 +114,7 @@ class FakeOpenAI:
 
     @property
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if _route(r.path).endswith("/chat/completions")]
 
     def close(self) -> None:
         self._closing.set()
@@ -141,6 +143,15 @@ class FakeOpenAI:
                 return self._script.pop(0)
         return self.default or Reply()
 
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
     def _record(self, recorded: Recorded) -> None:
         with self._lock:
             self.requests.append(recorded)
@@ -161,9 +172,16 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = {}
             headers = {name.lower(): value for name, value in self.headers.items()}
             server._record(Recorded(self.path, headers, body, raw))
-            if not self.path.endswith("/chat/completions"):
+            if not _route(self.path).endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            server._enter()
+            try:
+                self._answer(body)
+            finally:
+                server._leave()
+
+        def _answer(self, body: dict[str, Any]) -> None:
             started = time.monotonic()
             reply = server._reply_for(body)
             if reply.hang:
@@ -193,6 +211,11 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def _route(path: str) -> str:
+    """The path without its query (Azure's dated API adds ?api-version=...)."""
+    return path.split("?", 1)[0]
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

@@ -221,3 +221,39 @@ def test_no_key_and_no_url_is_a_config_error():
     from digest.errors import ConfigError
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         OpenAIChat(BackendSettings(model="gpt-4o-mini"))
+
+
+def test_azure_dated_api_goes_to_the_deployment_with_api_version_and_api_key(server):
+    root = server.url.removesuffix("/v1")
+    azure = OpenAIChat(BackendSettings(model="my-deployment", api_key=KEY, base_url=root,
+                                       api_version="2024-10-21"))
+    azure.complete(ChatRequest(QUESTION, max_tokens=50))
+    azure.close()
+    [sent] = server.chat_requests
+    assert sent.path == "/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21"
+    assert sent.headers["api-key"] == KEY
+
+
+def test_llm_settings_come_from_the_config_and_size_the_budget(server):
+    from digest.llm.wiring import LLMChoices, llm_setup
+
+    config = {"backend": "openai", "base_url": server.url, "model": "llama3.1:8b",
+              "concurrency": 2, "deadline": 30.0, "timeout": 9.0,
+              "models": {"llama3.1:8b": {"context_window": 8192, "max_output_tokens": 1024}}}
+    with llm_setup(LLMChoices(concurrency=3), config) as setup:
+        assert setup.backend is not None and setup.backend.model == "llama3.1:8b"
+        assert setup.limits.concurrency == 3 and setup.limits.deadline_s == 30.0
+        assert setup.limits.price is None  # a local model costs nothing
+        assert (setup.budget.context_window, setup.budget.max_output_tokens) == (8192, 1024)
+        assert setup.budget.papers_per_answer == (1024 - 300) // 60
+
+
+@pytest.mark.parametrize(("headers", "wait"), [
+    ({"Retry-After": "3"}, 3.0),
+    ({"retry-after-ms": "2500"}, 2.5),
+    ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.5),  # in the past: the backoff rules
+])
+def test_retry_after_in_every_form_sets_the_wait(server, chat, headers, wait):
+    server.script(Reply(status=429, headers=headers, error={"message": "slow down"}))
+    assert chat.ask().retries == 1
+    assert chat.waits == [wait]

@@ -101,6 +101,7 @@ class OpenAIChat:
                               "--base-url for a local server); use --backend offline to run "
                               "without one")
         self.model = settings.model
+        self.temperature = settings.temperature  # as asked for; part of the cache key
         self._settings = settings
         self._sleep = sleep
         self._wait = backoff_wait(jitter) if jitter else backoff_wait()

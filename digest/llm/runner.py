@@ -172,6 +172,7 @@ class CallRunner:
         self._progress: Callable[[], None] = lambda: None
         self._submitted = 0
         self._settled = 0
+        self._writes: list[Callable[[Store], None]] = []
 
     def submit(self, call: Call) -> None:
         attempt = 1 if call.question is None else 2
@@ -182,17 +183,24 @@ class CallRunner:
         """Work until every submitted call (and those their answers submit) is settled."""
         if self._deadline is None and self.limits.deadline_s is not None:
             self._deadline = time.monotonic() + self.limits.deadline_s
+        try:
+            self._work()
+        finally:
+            self._flush_writes()  # answers already paid for stay cached, whatever happened
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _work(self) -> None:
         with ThreadPoolExecutor(self.limits.concurrency, thread_name_prefix="digest-llm") as pool, \
                 _progress_bar(self.limits.progress, lambda: (self._settled, self._submitted)
                               ) as self._progress:
             while self._queue or self._flights:
                 self._start_ready(pool)
+                self._flush_writes()  # only after starting calls: a commit waits on the disk
                 if self._flights:
                     done, _ = wait(self._flights, return_when=FIRST_COMPLETED)
                     for future in sorted(done, key=lambda f: self._flights[f].seq):
                         self._settle(self._flights.pop(future), future.result())
-        if self._fatal is not None:
-            raise self._fatal
 
     # Starting calls -------------------------------------------------------------------
 
@@ -202,13 +210,20 @@ class CallRunner:
             key = self._cache_key(call.original)
             if call.question is None and self._answer_from_cache(call, key):
                 continue
-            tokens = self._estimate_prompt(call) + call.expected_output
-            cost = self._estimate_cost(call)
+            tokens, cost = self._reservation(call)
             reason = self._refusal(tokens, cost)
             if reason is not None:
                 self._refuse(call, reason, tokens, cost)
                 continue
             self._flights[pool.submit(self._ask, call)] = _Flight(call, seq, key, tokens, cost)
+
+    def _reservation(self, call: Call) -> tuple[int, float]:
+        """Tokens and USD this call may spend: counted only when a limit or a plan needs it."""
+        limits = self.limits
+        if not (limits.dry_run or limits.max_tokens is not None
+                or limits.max_cost_usd is not None):
+            return 0, 0.0
+        return self._estimate_prompt(call) + call.expected_output, self._estimate_cost(call)
 
     def _answer_from_cache(self, call: Call, key: str) -> bool:
         data = self._store.cached_response(key) if self._store is not None else None
@@ -353,18 +368,23 @@ class CallRunner:
         self.stats.cached_tokens += cached
         self.stats.cost_usd += cost
         self.stats.retries += retries
-        if self._store is not None:
-            self._store.record_call(CallRecord(
-                self.backend.model, flight.call.task, _prompt_hash(flight.call.messages),
-                flight.key, prompt, output, cached, round(reply.latency_s * 1000), retries,
-                outcome, cost))
+        record = CallRecord(
+            self.backend.model, flight.call.task, _prompt_hash(flight.call.messages),
+            flight.key, prompt, output, cached, round(reply.latency_s * 1000), retries,
+            outcome, cost)
+        self._writes.append(lambda store: store.record_call(record))
 
     def _remember(self, flight: _Flight, data: Any) -> None:
+        original = flight.call.original
+        prompt_hash, params = _prompt_hash(original.messages), self._params(original)
+        self._writes.append(lambda store: store.cache_response(
+            flight.key, self.backend.model, data, prompt_hash=prompt_hash, params=params))
+
+    def _flush_writes(self) -> None:
+        writes, self._writes = self._writes, []
         if self._store is not None:
-            original = flight.call.original
-            self._store.cache_response(flight.key, self.backend.model, data,
-                                       prompt_hash=_prompt_hash(original.messages),
-                                       params=self._params(original))
+            for write in writes:
+                write(self._store)
 
     def _cache_key(self, call: Call) -> str:
         """(model, prompt hash, parameters): the same question to the same model is asked once."""
@@ -372,9 +392,10 @@ class CallRunner:
                               "params": self._params(call)}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
-    @staticmethod
-    def _params(call: Call) -> dict[str, Any]:
-        return {"max_tokens": call.max_tokens, "task": call.task}
+    def _params(self, call: Call) -> dict[str, Any]:
+        """What besides the prompt shapes an answer (a backend may expose its temperature)."""
+        return {"max_tokens": call.max_tokens, "task": call.task,
+                "temperature": getattr(self.backend, "temperature", None)}
 
     def _estimate_prompt(self, call: Call) -> int:
         """Prompt tokens as OpenAI counts them: the text plus a few per message."""

@@ -1,0 +1,396 @@
+"""The summarize stage against a real local OpenAI-compatible server: answers, faults, limits.
+
+Every test runs the real Summarizer, runner and openai client over HTTP; only the backoff
+sleep is injected (a constructor argument), so retries cost no wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.chunk import Budget, plan_batches
+from digest.cli import app
+from digest.errors import LLMError, TemplateError
+from digest.llm import BackendSettings, OpenAIChat, Price
+from digest.llm.runner import RunLimits
+from digest.models import Paper, Theme
+from digest.prompts import Prompts
+from digest.state import Store
+from digest.summarize import Summarizer
+from digest.tokens import TokenCounter
+
+from .conftest import EXAMPLES
+from .fake_openai import FakeOpenAI, Reply, made_up_papers, smart_answer
+
+KEY = "sk-stage-secret-0123456789"
+NONCE = "a1b2c3d4e5f6"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def themes_of(*sizes: int) -> tuple[list[Theme], dict[str, Paper]]:
+    themes, papers, start = [], {}, 0
+    for index, size in enumerate(sizes):
+        batch = made_up_papers(size, topic_index=index, start=start)
+        start += size
+        papers.update({p.id: p for p in batch})
+        themes.append(Theme(f"label {index}", (f"kw{index}a", f"kw{index}b"),
+                            tuple(p.id for p in batch)))
+    return themes, papers
+
+
+def run_stage(server: FakeOpenAI, *sizes: int, store: Store | None = None,
+              budget: Budget | None = None, prompts: Prompts | None = None,
+              timeout_s: float = 5.0, temperature: float = 0.2, **limits: Any):
+    themes, papers = themes_of(*sizes)
+    backend = OpenAIChat(BackendSettings(model="gpt-4o-mini", api_key=KEY, base_url=server.url,
+                                         timeout_s=timeout_s, max_attempts=2,
+                                         temperature=temperature),
+                         sleep=lambda seconds: None)
+    try:
+        summarizer = Summarizer(backend, prompts=prompts or Prompts(),
+                                counter=TokenCounter("gpt-4o-mini"), budget=budget or Budget(),
+                                store=store, nonce=NONCE, limits=RunLimits(**limits))
+        batches = plan_batches(themes, papers, summarizer.paper_tokens, summarizer.budget)
+        summaries = summarizer.summarize(themes, papers, batches)
+    finally:
+        backend.close()
+    return summaries, summarizer, themes
+
+
+def tasks(server: FakeOpenAI) -> list[str]:
+    """What each request asked for, from its data block: P (batch), S (merge), T (intro)."""
+    kinds = []
+    for request in server.chat_requests:
+        first = re.search(r"^\[([PST])\d+\]", request.user_text, re.MULTILINE)
+        kinds.append(first[1] if first else "?")
+    return kinds
+
+
+def every_paper_has_a_gist(summaries, themes) -> bool:
+    return all(set(s.gists) == set(t.paper_ids) and all(s.gists.values())
+               for s, t in zip(summaries, themes, strict=True))
+
+
+def when(marker: str, reply: Reply, times: int = 1):
+    """A responder: ``reply`` for the first ``times`` requests whose user text has ``marker``."""
+    left = [times]
+
+    def respond(body: dict[str, Any]) -> Reply | None:
+        text = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        if marker in text and left[0] > 0:
+            left[0] -= 1
+            return reply
+        return None
+
+    return respond
+
+
+# The happy path, caching, prompts ------------------------------------------------------
+
+def test_each_theme_gets_llm_text_a_title_and_one_gist_per_paper(server):
+    summaries, summarizer, themes = run_stage(server, 3, 4)
+    assert every_paper_has_a_gist(summaries, themes)
+    assert not any(s.offline for s in summaries)
+    assert all(s.title and s.title != t.title for s, t in zip(summaries, themes, strict=True))
+    assert summaries[0].gists["2601.00000"].startswith("Contributes ")
+    assert summarizer.intro(fallback="offline intro").startswith("This week brings 2 themes")
+    assert sorted(tasks(server)) == ["P", "P", "T"]
+    assert summarizer.stats.calls == 3 and summarizer.stats.fallbacks == 0
+
+
+def test_a_second_run_on_the_same_store_makes_no_call(server, tmp_path):
+    with Store(tmp_path / "state.sqlite") as store:
+        first, _, _ = run_stage(server, 3, 4, store=store)
+        sent = len(server.chat_requests)
+        again, summarizer, _ = run_stage(server, 3, 4, store=store)
+        assert len(store.calls()) == sent  # the ledger: one row per call
+    assert len(server.chat_requests) == sent == 3
+    assert summarizer.stats.calls == 0 and summarizer.stats.cache_hits == 3
+    assert again == first
+
+
+def test_a_changed_prompt_is_a_new_question(server, tmp_path):
+    custom = tmp_path / "prompts"
+    custom.mkdir()
+    system = (Path(__file__).parent.parent / "prompts" / "system.j2").read_text()
+    (custom / "system.j2").write_text(system + "\nBe brief.")
+    with Store(tmp_path / "state.sqlite") as store:
+        run_stage(server, 3, store=store)
+        run_stage(server, 3, store=store, prompts=Prompts(custom))
+    assert len(server.chat_requests) == 4
+    assert server.chat_requests[-1].body["messages"][0]["content"].endswith("Be brief.")
+
+
+def test_another_temperature_is_a_new_question(server, tmp_path):
+    with Store(tmp_path / "state.sqlite") as store:
+        run_stage(server, 3, store=store)
+        _, summarizer, _ = run_stage(server, 3, store=store, temperature=0.7)
+    assert len(server.chat_requests) == 4 and summarizer.stats.cache_hits == 0
+    assert server.chat_requests[-1].body["temperature"] == 0.7
+
+
+def test_an_undefined_variable_in_an_override_template_is_an_error(server, tmp_path):
+    (tmp_path / "intro.j2").write_text("Intro for {{ n_paperz }} papers")
+    with pytest.raises(TemplateError, match="intro.j2.*n_paperz"):
+        run_stage(server, 3, prompts=Prompts(tmp_path))
+
+
+def test_every_call_shares_one_instruction_prefix_and_data_sits_inside_nonce_fences(server):
+    run_stage(server, 3, 4, 5)
+    systems = {r.body["messages"][0]["content"] for r in server.chat_requests}
+    assert len(systems) == 1 and f"<<DATA {NONCE}>>" in systems.pop()
+    batch_prompts = [r.user_text for r in server.chat_requests if "[P1]" in r.user_text]
+    prefixes = {text.split("Theme keywords:")[0] for text in batch_prompts}
+    assert len(batch_prompts) == 3 and len(prefixes) == 1
+    for text in batch_prompts:
+        assert text.count(f"<<DATA {NONCE}>>") == 1 and text.endswith(f"<<END {NONCE}>>")
+
+
+def test_cached_input_tokens_are_priced_at_their_discount(server):
+    server.default = Reply(cached_tokens=1000)
+    price = Price(input=1.0, cached_input=0.1, output=2.0)
+    _, summarizer, _ = run_stage(server, 3, price=price)
+    stats = summarizer.stats
+    assert stats.cached_tokens == 2000
+    expected = price.cost(stats.prompt_tokens, 2000, stats.completion_tokens)
+    assert stats.cost_usd == pytest.approx(expected)
+    assert stats.cost_usd < price.cost(stats.prompt_tokens, 0, stats.completion_tokens)
+
+
+# Map-reduce ----------------------------------------------------------------------------
+
+def test_a_theme_larger_than_a_batch_is_merged(server):
+    summaries, _, themes = run_stage(server, 12, budget=Budget(max_output_tokens=600))
+    assert tasks(server).count("P") == 3 and tasks(server).count("S") == 1
+    assert every_paper_has_a_gist(summaries, themes) and not summaries[0].offline
+    assert summaries[0].summary.startswith("Across 3 groups")
+
+
+def test_merges_run_in_rounds_that_fit_the_input_budget(server):
+    budget = Budget(max_output_tokens=600, batch_input_tokens=100)
+    summaries, _, themes = run_stage(server, 6, budget=budget)
+    merges = [r.user_text for r in server.chat_requests if "[S1]" in r.user_text]
+    assert tasks(server).count("P") == 6 and len(merges) == 4  # 3 pairs, then one of three
+    assert every_paper_has_a_gist(summaries, themes) and not summaries[0].offline
+
+
+# Invalid answers: one repair, then offline ----------------------------------------------
+
+FIRST_BATCH = "We introduce Lattice0,"  # in theme 0's first abstract, never in the intro
+
+
+@pytest.mark.parametrize("bad", [
+    Reply.text("this is not json"),
+    Reply.json({"title": "T", "summary": "Fine prose.", "gists": [{"id": "P9", "gist": "x"}]}),
+    Reply.json({"title": "T", "summary": "See https://evil.example for more.",
+                "gists": [{"id": f"P{i}", "gist": "A new verifier."} for i in (1, 2, 3)]}),
+    Reply.text('{"title": "T", "summary": "cut', finish_reason="length"),
+])
+def test_an_invalid_answer_gets_one_repair(server, bad):
+    server.responder = when(FIRST_BATCH, bad)
+    summaries, summarizer, themes = run_stage(server, 3, concurrency=1)
+    assert summarizer.stats.repairs == 1 and summarizer.stats.fallbacks == 0
+    assert not summaries[0].offline and every_paper_has_a_gist(summaries, themes)
+    repair = server.chat_requests[1].body["messages"]
+    assert "could not be used" in repair[-1]["content"]
+    cut = bad.finish_reason == "length"
+    assert len(repair) == (3 if cut else 4)  # a cut answer is not sent back
+
+
+def test_a_gist_copying_the_abstracts_first_sentence_fails(server):
+    papers = made_up_papers(3)
+    copied = {"title": "T", "summary": "Three verifiers.",
+              "gists": [{"id": f"P{i}", "gist": p.abstract.split(". ")[0] + "."}
+                        for i, p in enumerate(papers, start=1)]}
+    server.responder = when(FIRST_BATCH, Reply.json(copied), times=2)
+    summaries, summarizer, themes = run_stage(server, 3)
+    assert summarizer.stats.repairs == 1 and summaries[0].offline
+    assert every_paper_has_a_gist(summaries, themes)
+
+
+def test_two_invalid_answers_mean_that_batch_is_summarised_offline(server):
+    server.responder = when(FIRST_BATCH, Reply.text("still not json"), times=2)
+    summaries, summarizer, themes = run_stage(server, 3, 4)
+    assert [s.offline for s in summaries] == [True, False]
+    assert summarizer.stats.fallback_themes == ["label 0"] and summarizer.stats.degraded
+    assert every_paper_has_a_gist(summaries, themes)
+    assert summaries[1].title is not None  # the other theme kept its LLM text
+
+
+# Faults ----------------------------------------------------------------------------------
+
+def test_a_full_outage_trips_the_breaker_and_everything_is_summarised_offline(server):
+    server.default = Reply.fail(503, "down")
+    started = time.monotonic()
+    summaries, summarizer, themes = run_stage(server, 3, 3, 3, 3, 3, 3, concurrency=1)
+    assert time.monotonic() - started < 5
+    assert len(server.chat_requests) == 3 * 2  # three calls of two attempts, then no more
+    assert summarizer.stats.stopped.startswith("circuit breaker")
+    assert all(s.offline for s in summaries) and every_paper_has_a_gist(summaries, themes)
+    assert len(summarizer.stats.fallback_themes) == 6
+    assert summarizer.intro(fallback="offline intro") == "offline intro"
+
+
+def test_429_with_retry_after_is_retried_and_the_run_completes(server):
+    server.responder = when(FIRST_BATCH, Reply.fail(429, "slow", retry_after="1"))
+    summaries, summarizer, _ = run_stage(server, 3)
+    assert summarizer.stats.retries == 1 and not summaries[0].offline
+
+
+def test_a_quota_error_stops_all_calling_at_once(server):
+    server.default = Reply.fail(429, "You exceeded your current quota", code="insufficient_quota")
+    summaries, summarizer, _ = run_stage(server, 3, 3, 3, concurrency=1)
+    assert len(server.chat_requests) == 1
+    assert "quota" in (summarizer.stats.stopped or "") and all(s.offline for s in summaries)
+
+
+def test_a_bad_key_stops_the_run_with_a_fix_it_message(server):
+    server.default = Reply.fail(401, "invalid api key")
+    with pytest.raises(LLMError, match="check OPENAI_API_KEY"):
+        run_stage(server, 3, 3, 3, concurrency=1)
+    assert len(server.chat_requests) == 1
+
+
+def test_a_hanging_server_is_bounded_by_the_timeout_and_the_deadline(server):
+    server.default = Reply(hang=True)
+    started = time.monotonic()
+    summaries, summarizer, themes = run_stage(server, *[3] * 8, timeout_s=0.3,
+                                              deadline_s=1.0, breaker_after=99, concurrency=2)
+    assert time.monotonic() - started < 2.5
+    assert len(server.chat_requests) < 9
+    assert all(s.offline for s in summaries) and every_paper_has_a_gist(summaries, themes)
+    assert "deadline" in (summarizer.stats.stopped or "")
+
+
+def test_a_server_answering_500_to_json_schema_steps_down_once_for_the_run(server):
+    server.reject_formats = {"json_schema": 500}
+    summaries, _, _ = run_stage(server, 3, 3, 3, concurrency=1)
+    formats = [(r.body.get("response_format") or {}).get("type") for r in server.chat_requests]
+    assert formats == ["json_schema", "json_object", "json_object", "json_object",
+                       "json_object"]
+    assert not any(s.offline for s in summaries)
+
+
+def test_a_plain_text_server_answer_is_still_parsed(server):
+    server.reject_formats = {"json_schema": 400, "json_object": 400}
+    server.responder = lambda body: Reply.text("Sure! ```json\n" + smart_answer(body) + "\n```")
+    summaries, _, _ = run_stage(server, 3, concurrency=1)
+    assert not summaries[0].offline
+    assert "response_format" not in server.chat_requests[-1].body
+
+
+# Limits ----------------------------------------------------------------------------------
+
+def test_dry_run_calls_nothing_and_prices_every_call(server):
+    price = Price(input=1.0, cached_input=0.5, output=2.0)
+    summaries, summarizer, themes = run_stage(server, 3, 12, dry_run=True, price=price,
+                                              budget=Budget(max_output_tokens=600))
+    assert server.chat_requests == []
+    plan = summarizer.stats.plan
+    assert [row["task"] for row in plan].count("summary") == 4
+    assert {"merge", "intro"} <= {row["task"] for row in plan}
+    assert all(row["prompt_tokens"] > 0 and row["cost_usd"] > 0 for row in plan)
+    assert not summarizer.stats.degraded and every_paper_has_a_gist(summaries, themes)
+
+
+def test_max_tokens_stops_calling_and_the_rest_is_offline(server):
+    summaries, summarizer, _ = run_stage(server, 3, 3, 3, 3, max_tokens=1200, concurrency=1)
+    assert 0 < len(server.chat_requests) < 5
+    assert summarizer.stats.prompt_tokens + summarizer.stats.completion_tokens <= 1200
+    assert (summarizer.stats.stopped or "").startswith("--max-tokens")
+    assert any(s.offline for s in summaries)
+
+
+def test_max_cost_stops_calling_before_the_budget_is_passed(server):
+    price = Price(input=100.0, cached_input=50.0, output=100.0)  # about 8 cents a call
+    summaries, summarizer, _ = run_stage(server, 3, 3, 3, 3, max_cost_usd=0.12, price=price,
+                                         concurrency=1)
+    assert summarizer.stats.cost_usd <= 0.12 and 0 < len(server.chat_requests) < 5
+    assert (summarizer.stats.stopped or "").startswith("--max-cost")
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(server, capsys):
+    run_stage(server, 3)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_run_report_lists_fallback_themes_and_the_cli_exits_75_on_demand(server, tmp_path):
+    server.default = Reply.fail(429, "You exceeded your current quota", code="insufficient_quota")
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+            "--base-url", server.url, "--timeout", "2", "--report", str(tmp_path / "r.json"),
+            "--state", str(tmp_path / "s.sqlite")]
+    degraded = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert degraded.exit_code == 0, degraded.output
+    assert report["llm"]["degraded"] and report["llm"]["fallback_themes"]
+    issue = (tmp_path / "a" / "2026-W47.md").read_text()
+    assert "summarised offline" in issue
+    papers = report["counts"]["papers_in_issue"]
+    assert papers == 30 and len(re.findall(r"^- \*\*", issue, re.MULTILINE)) == papers
+    failing = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"),
+                                       "--fail-on-degraded"])
+    assert failing.exit_code == 75 and not (tmp_path / "b" / "2026-W47.md").exists()
+
+
+def test_a_title_with_markup_is_dropped_and_the_theme_keeps_its_label(server):
+    def answer(body: dict[str, Any]) -> Reply | None:
+        data = json.loads(smart_answer(body))
+        if "gists" in data:
+            data["title"] = "**Verified** learning, see www.example.com"
+        return Reply.json(data)
+
+    server.responder = answer
+    summaries, summarizer, _ = run_stage(server, 3)
+    assert summaries[0].title is None and not summaries[0].offline
+    assert summarizer.stats.repairs == 0
+
+
+def test_a_progress_bar_can_be_forced_and_the_run_still_completes(server):
+    summaries, summarizer, _ = run_stage(server, 3, 3, progress=True)
+    assert summarizer.stats.calls == 3 and not any(s.offline for s in summaries)
+
+
+def test_cli_dry_run_prints_the_plan_and_sends_nothing(server, tmp_path):
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+        "--base-url", server.url, "--dry-run", "--out", str(tmp_path / "out"),
+        "--state", str(tmp_path / "s.sqlite"), "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert "Dry run (openai, gpt-4o-mini): nothing was sent." in result.output
+    assert re.search(r"^total\s+\d+ calls", result.output, re.MULTILINE)
+    assert server.chat_requests == [] and not (tmp_path / "out" / "2026-W47.md").exists()
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_calls_run_in_parallel_up_to_the_concurrency(server, concurrency):
+    server.latency = 0.1
+    summaries, _, _ = run_stage(server, 3, 3, 3, 3, 3, concurrency=concurrency)
+    assert server.max_in_flight == concurrency
+    assert len(server.chat_requests) == 6 and not any(s.offline for s in summaries)
+
+
+def test_a_second_newsletter_run_of_the_week_makes_no_call_and_writes_identical_bytes(
+        server, tmp_path):
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+            "--base-url", server.url, "--state", str(tmp_path / "s.sqlite")]
+    first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    sent = len(server.chat_requests)
+    second = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert first.exit_code == second.exit_code == 0, first.output + second.output
+    assert sent > 0 and len(server.chat_requests) == sent
+    issue = (tmp_path / "a" / "2026-W47.md").read_bytes()
+    assert "summarised offline" not in issue.decode()
+    assert (tmp_path / "b" / "2026-W47.md").read_bytes() == issue
