@@ -27,6 +27,8 @@ _MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
+# A heading's closing sequence ("## Title ##") would be dropped from the title.
+_TRAILING_HASHES = re.compile(r"#+$")
 # GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
 _AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=\w)@(?=\w)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -42,6 +44,7 @@ def escape_markdown(text: object) -> str:
     text = _MD_INLINE.sub(r"\\\1", clean_text(text))
     text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
+    text = _TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
     return _BLOCK_START.sub(r"\\\1", text)
 
 
@@ -67,9 +70,12 @@ def safe_url(url: str | None) -> str | None:
     return quote(url.strip(), safe=":/?#[]@!$&'()*+,;=%~.-_")
 
 
-def github_slug(title: str, taken: set[str]) -> str:
-    """The anchor GitHub gives a heading, made unique like GitHub does (-1, -2...)."""
+def github_slug(title: str, taken: set[str], fallback: str = "section") -> str:
+    """The anchor GitHub gives a heading, made unique like GitHub does (-1, -2...);
+    ``fallback`` when the title has no letter or digit to make one from."""
     base = _SLUG_DROP.sub("", title.lower()).replace(" ", "-")
+    if not base.strip("-_"):
+        base = fallback
     slug, n = base, 0
     while slug in taken:
         n += 1
