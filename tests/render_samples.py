@@ -200,3 +200,15 @@ def read_html(html: str) -> HtmlReader:
     reader.feed(html)
     reader.close()
     return reader
+
+
+def earlier_issue(week: str) -> Issue:
+    """An earlier week with robots and speech, and no tool agents."""
+    robots = [paper(40 + n, f"Robot paper {n}", url=f"https://arxiv.org/abs/2611.{40 + n:05d}")
+              for n in range(4)]
+    audio = [paper(50 + n, f"Speech paper {n}", url=f"https://arxiv.org/abs/2611.{50 + n:05d}")
+             for n in range(4)]
+    return make_issue([
+        SectionSpec("Robot manipulation", "Robots.", robots, {}, ("robot", "manipulation")),
+        SectionSpec("Speech translation", "Speech.", audio, {}, ("speech", "translation")),
+    ], week=week)
