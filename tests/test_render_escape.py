@@ -197,6 +197,16 @@ def test_feed_is_valid_xml_and_its_html_content_has_no_markup_from_titles(tmp_pa
     assert not BIDI.search((tmp_path / "feed.xml").read_text())
 
 
+def test_text_no_utf8_or_xml_file_may_hold_is_dropped_before_writing(tmp_path):
+    """A lone surrogate (valid in a JSON string, e.g. a model's answer) would stop the write."""
+    issue = one_of_each("odd \ud800 text \uffff\x00 here")
+    publish(issue, tmp_path, formats=["md", "html", "txt"])
+    root = ET.parse(tmp_path / "feed.xml").getroot()
+    assert root.find(f"{ATOM}entry/{ATOM}summary").text == "odd text here"  # type: ignore[union-attr]
+    for suffix in ("md", "html", "txt"):
+        assert "odd text here" in (tmp_path / f"2026-W47.{suffix}").read_text(encoding="utf-8")
+
+
 # --- plain text --------------------------------------------------------------------------------
 
 def test_plain_text_template_adds_no_markup():

@@ -19,8 +19,10 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
 
-# C0/C1 controls (tab and newline become spaces first) and bidi embeddings/overrides/isolates.
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (tab and newline become spaces first), bidi embeddings/overrides/isolates,
+# and what no UTF-8 or XML file may hold: lone surrogates (say from a model's JSON) and U+FFFE/F.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 # Characters with inline meaning in CommonMark/GFM (emphasis, code, links, HTML,
 # tables, strike-through, math on GitHub); a backslash makes each literal.
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
