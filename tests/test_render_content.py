@@ -246,6 +246,8 @@ def test_every_output_file_is_written_to_a_temp_file_fsynced_then_renamed(tmp_pa
         temp = renames[0][1].split(" -> ")[0]
         assert Path(temp).parent == tmp_path and Path(temp).name != name
         assert events.index(("fsync", temp)) < events.index(renames[0])
+        folder_syncs = [i for i, e in enumerate(events) if e == ("fsync", str(tmp_path))]
+        assert any(i > events.index(renames[0]) for i in folder_syncs)  # the rename is durable
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)  # no temp file left
 
 
