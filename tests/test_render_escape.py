@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from digest.errors import TemplateError
 from digest.outputs import publish
 from digest.render import Renderer, clean_text, escape_markdown, plain_text, safe_url
 
@@ -175,6 +176,12 @@ def test_plain_markdown_templates_of_a_user_are_escaped_too(tmp_path):
     (tmp_path / "issue.md.j2").write_text("{{ issue.intro }}\n")
     assert Renderer(tmp_path).markdown(one_of_each("# [x](http://e.x)")) == (
         "\\# \\[x\\](http\\://e.x)\n")
+
+
+def test_the_plain_text_wrap_filter_is_not_a_way_around_markdown_escaping(tmp_path):
+    (tmp_path / "issue.md.j2").write_text("{{ issue.intro | wrap }}\n")
+    with pytest.raises(TemplateError, match="wrap"):
+        Renderer(tmp_path).markdown(one_of_each("# [x](http://e.x)"))
 
 
 # --- Atom feed ---------------------------------------------------------------------------------

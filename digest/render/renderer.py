@@ -130,7 +130,8 @@ def _environment(loader: jinja2.BaseLoader, kind: str) -> jinja2.Environment:
         finalize=_FINALIZE[kind], trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
     env.filters["md"] = lambda value: Trusted(escape_markdown(value))
-    env.filters["wrap"] = wrap
+    if kind == "txt":  # its output is printed as is: plain text only, never Markdown or HTML
+        env.filters["wrap"] = wrap
     env.globals["plural"] = plural
     return env
 
