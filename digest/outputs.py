@@ -26,7 +26,16 @@ from typing import Any
 
 from .errors import ConfigError, StateError
 from .models import Issue
-from .render import FORMATS, PastIssue, PastTheme, Renderer, Trusted, issue_view, safe_url
+from .render import (
+    FORMATS,
+    PastIssue,
+    PastTheme,
+    Renderer,
+    Trusted,
+    clean_text,
+    issue_view,
+    safe_url,
+)
 from .report import write_atomic
 from .weeks import date_range, parse_week
 
@@ -131,13 +140,15 @@ def feed_base(site_url: str | None) -> Trusted | None:
 
 
 def history_entry(issue: Issue) -> HistoryEntry:
+    """What the history keeps of ``issue``: one-line text, safe to write as UTF-8."""
     view = issue_view(issue)
     return HistoryEntry(
         week=issue.week, papers=sum(len(s.papers) for s in issue.sections),
-        intro=view.intro if view.sections else view.empty_reason,
-        themes=tuple(PastTheme(s.title, tuple(t.theme.keywords), len(s.papers))
+        intro=clean_text(view.intro if view.sections else view.empty_reason),
+        themes=tuple(PastTheme(clean_text(s.title), tuple(map(clean_text, t.theme.keywords)),
+                               len(s.papers))
                      for s, t in zip(view.sections, issue.sections, strict=True)),
-        tldr=tuple((item.theme, item.text) for item in view.tldr))
+        tldr=tuple((clean_text(item.theme), clean_text(item.text)) for item in view.tldr))
 
 
 def archive(out: Path, history: dict[str, HistoryEntry], base: str | None, *,

@@ -19,14 +19,18 @@ from urllib.parse import quote, urlsplit
 
 from markupsafe import Markup, escape
 
-# C0/C1 controls (tab and newline become spaces first) and bidi embeddings/overrides/isolates.
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (tab and newline become spaces first), bidi embeddings/overrides/isolates,
+# and what no UTF-8 or XML file may hold: lone surrogates (say from a model's JSON) and U+FFFE/F.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 # Characters with inline meaning in CommonMark/GFM (emphasis, code, links, HTML,
 # tables, strike-through, math on GitHub); a backslash makes each literal.
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
+# A heading's closing sequence ("## Title ##") would be dropped from the title.
+_TRAILING_HASHES = re.compile(r"#+$")
 # GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
 _AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=\w)@(?=\w)")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -42,6 +46,7 @@ def escape_markdown(text: object) -> str:
     text = _MD_INLINE.sub(r"\\\1", clean_text(text))
     text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
+    text = _TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
     return _BLOCK_START.sub(r"\\\1", text)
 
 
@@ -67,9 +72,12 @@ def safe_url(url: str | None) -> str | None:
     return quote(url.strip(), safe=":/?#[]@!$&'()*+,;=%~.-_")
 
 
-def github_slug(title: str, taken: set[str]) -> str:
-    """The anchor GitHub gives a heading, made unique like GitHub does (-1, -2...)."""
+def github_slug(title: str, taken: set[str], fallback: str = "section") -> str:
+    """The anchor GitHub gives a heading, made unique like GitHub does (-1, -2...);
+    ``fallback`` when the title has no letter or digit to make one from."""
     base = _SLUG_DROP.sub("", title.lower()).replace(" ", "-")
+    if not base.strip("-_"):
+        base = fallback
     slug, n = base, 0
     while slug in taken:
         n += 1

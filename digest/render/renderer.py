@@ -66,6 +66,11 @@ def wrap(text: object, indent: int = 0, first: str | None = None,
                                  subsequent_indent=pad, break_on_hyphens=False))
 
 
+def plural(count: int, noun: str) -> str:
+    """'1 paper', '2 papers'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 class Renderer:
     """Renders issues and archive pages with the shipped templates, or a user's first."""
 
@@ -125,7 +130,9 @@ def _environment(loader: jinja2.BaseLoader, kind: str) -> jinja2.Environment:
         finalize=_FINALIZE[kind], trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
     env.filters["md"] = lambda value: Trusted(escape_markdown(value))
-    env.filters["wrap"] = wrap
+    if kind == "txt":  # its output is printed as is: plain text only, never Markdown or HTML
+        env.filters["wrap"] = wrap
+    env.globals["plural"] = plural
     return env
 
 

@@ -92,8 +92,9 @@ def section_views(issue: Issue) -> tuple[SectionView, ...]:
     views = []
     for number, section in enumerate(issue.sections, start=1):
         title = section_title(section)
+        anchor = github_slug(clean_text(title), taken, fallback=f"theme-{number}")
         views.append(SectionView(
-            number=number, title=title, anchor=Trusted(github_slug(clean_text(title), taken)),
+            number=number, title=title, anchor=Trusted(anchor),
             summary=section.summary.summary,
             offline_note=section.summary.offline and issue.backend != "offline",
             papers=tuple(paper_view(p, section.summary.gists.get(p.id, ""))
@@ -144,7 +145,8 @@ def _highlight(section: SectionView, paper: PaperView) -> Highlight:
 def empty_reason(stats: Stats) -> str:
     """Why an issue has no papers, in one sentence."""
     if stats.records_read == 0:
-        return "No listings were read for this week, so there is nothing to report."
+        return ("No papers this week: the listings read held no records, so there is "
+                "nothing to report.")
     if stats.already_published and stats.already_published >= stats.papers_unique:
         n = stats.already_published
         return (f"All {n} paper{'s' if n != 1 else ''} in this week's listings already "

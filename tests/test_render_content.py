@@ -1,0 +1,299 @@
+"""What an issue holds, in each rendering, and how the output folder is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
+from digest.errors import TemplateError
+from digest.outputs import publish
+from digest.render import Renderer
+
+from .render_samples import (
+    SectionSpec,
+    earlier_issue,
+    inline_text,
+    make_issue,
+    md_headings,
+    md_tokens,
+    paper,
+    plain_issue,
+    read_html,
+)
+
+TITLE = "Research digest, 2026-W47 (16–22 November 2026)"
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def themes_issue(sizes: list[int]):
+    """One theme per size, papers numbered across themes, each with a gist."""
+    specs, n = [], 0
+    for t, size in enumerate(sizes):
+        papers = [paper(n + i, f"Paper {n + i}") for i in range(size)]
+        specs.append(SectionSpec(f"Theme {t}", f"Summary {t}.", papers,
+                                 {p.id: f"Gist of {p.title}." for p in papers}, (f"topic{t}",)))
+        n += size
+    return make_issue(specs)
+
+
+def md_list_items(markdown: str, after: str) -> list[str]:
+    """The visible text of the items of the first list after the heading ``after``."""
+    tokens = md_tokens(markdown)
+    start = next(i for i, t in enumerate(tokens) if t.type == "inline" and t.content == after)
+    items, depth = [], 0
+    for i in range(start, len(tokens)):
+        kind = tokens[i].type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            return items
+        elif kind == "inline" and depth:
+            items.append(inline_text(tokens[i]))
+    return items
+
+
+# --- title, TL;DR, contents ---------------------------------------------------------------------
+
+def test_title_names_the_iso_week_and_its_dates_in_every_format():
+    issue = plain_issue()
+    renderer = Renderer()
+    assert md_headings(renderer.markdown(issue))[0] == (1, TITLE)
+    page = read_html(renderer.html(issue))
+    assert [e.text for e in page.elements if e.tag == "title"][0] == TITLE  # then the chart's
+    assert renderer.text(issue).splitlines()[0] == TITLE
+
+
+def test_a_year_boundary_week_has_both_years_in_its_title():
+    issue = make_issue([], week="2026-W53")
+    assert md_headings(Renderer().markdown(issue))[0] == (
+        1, "Research digest, 2026-W53 (28 December 2026 – 3 January 2027)")
+
+
+@pytest.mark.parametrize(("sizes", "bullets"), [
+    ([4], 3), ([2, 2], 4), ([3, 2, 1], 3), ([1, 1, 1, 1], 4), ([5, 4, 3, 2, 2, 1, 1], 5)])
+def test_tldr_has_three_to_five_bullets_across_themes(sizes, bullets):
+    markdown = Renderer().markdown(themes_issue(sizes))
+    items = md_list_items(markdown, "TL;DR")
+    assert len(items) == bullets
+    themes = [item.split(":")[0] for item in items]
+    assert set(themes) == {f"Theme {t}" for t in range(min(len(sizes), 5))}
+    assert all(re.fullmatch(r"Theme \d: Gist of Paper \d+\.", item) for item in items)
+
+
+def test_contents_lists_every_theme_with_a_link_to_its_heading():
+    issue = themes_issue([3, 2, 1])
+    markdown = Renderer().markdown(issue)
+    assert md_list_items(markdown, "Contents") == ["Theme 0 (3)", "Theme 1 (2)", "Theme 2 (1)"]
+    page = read_html(Renderer().html(issue))
+    ids = {e.attrs["id"] for e in page.elements if e.tag == "h2" and "id" in e.attrs}
+    toc = [e.attrs["href"] for e in page.elements if e.tag == "a"]
+    assert ids == {"theme-0", "theme-1", "theme-2"}
+    assert {href.lstrip("#") for href in toc} == ids  # TL;DR and contents point at headings
+
+
+# --- themes and papers --------------------------------------------------------------------------
+
+def test_each_theme_has_its_title_summary_and_papers_with_link_authors_gist_and_sightings():
+    markdown = Renderer().markdown(plain_issue())
+    assert [text for level, text in md_headings(markdown) if level == 2][3:] == [
+        "Robot manipulation", "Tool agents", "Speech translation"]
+    assert "## Tool agents\n\nAgents plan tool calls.\n\n" in markdown
+    assert ("- **[Graph Planning for Tool Agents](<https://arxiv.org/abs/2611.00011>)** "
+            "*(Ada Lovelace and Alan Turing; in 2 listings)*: "
+            "The gist of graph planning for tool agents.\n") in markdown
+    assert ("- **[Verifying Function Calls](<https://arxiv.org/abs/2611.00012>)** "
+            "*(Grace Hopper, Edsger Dijkstra, Barbara Liskov et al.)*: ") in markdown
+    assert ("- **[Folding Towels with Two Arms](<https://arxiv.org/abs/2611.00021>)**: "
+            "The gist") in markdown  # no authors, seen once: no parentheses
+    assert markdown.count("listings)") == 2
+
+
+def test_html_and_text_carry_the_same_papers_links_and_sightings():
+    issue = plain_issue()
+    page = read_html(Renderer().html(issue))
+    text = Renderer().text(issue)
+    for section in issue.sections:
+        for p in section.papers:
+            link = [e for e in page.elements if e.tag == "a" and e.attrs["href"] == p.url]
+            assert [e.text for e in link] == [p.title]
+            assert f"  * {p.title}\n" in text and f"    {p.url}\n" in text
+    assert "(Ada Lovelace and Alan Turing; in 2 listings)" in "".join(page.text)
+    assert "    Ada Lovelace and Alan Turing; in 2 listings\n" in text
+    assert "    in 3 listings\n" in text
+
+
+# --- the picture of the week -------------------------------------------------------------------
+
+def test_chart_is_inline_svg_in_html_with_bars_in_proportion():
+    page = read_html(Renderer().html(themes_issue([4, 2, 1])))
+    assert sum(e.tag == "svg" for e in page.elements) == 1
+    widths = [float(str(e.attrs["width"])) for e in page.elements if e.tag == "rect"]
+    assert widths[0] == pytest.approx(2 * widths[1]) == pytest.approx(4 * widths[2])
+
+
+def test_chart_is_a_table_in_markdown_and_text_lines_in_plain_text():
+    issue = themes_issue([4, 2, 1])
+    markdown = Renderer().markdown(issue)
+    assert "| Theme 0 | 4 | `████████████████████` 57% |" in markdown
+    assert "| Theme 2 | 1 | `█████` 14% |" in markdown
+    text = Renderer().text(issue)
+    assert "  Theme 0  ████████████████████ 4\n  Theme 1  ██████████ 2\n" in text
+
+
+# --- rising themes --------------------------------------------------------------------------------
+
+def test_rising_themes_compare_with_the_earlier_issues_in_the_folder(tmp_path):
+    publish(earlier_issue("2026-W45"), tmp_path)
+    publish(earlier_issue("2026-W46"), tmp_path)
+    publish(plain_issue("2026-W47"), tmp_path, formats=["md", "html", "txt"])
+    markdown = (tmp_path / "2026-W47.md").read_text()
+    assert md_list_items(markdown, "Rising themes") == [
+        "Tool agents: 2 papers, 33% of this issue, no similar theme before"]
+    assert "Compared with 2 earlier issues (2026-W45, 2026-W46):" in markdown
+    assert "Tool agents" in (tmp_path / "2026-W47.html").read_text().split("Rising themes")[1]
+    assert "Rising themes\n-------------" in (tmp_path / "2026-W47.txt").read_text()
+
+
+def test_a_theme_that_grew_is_rising_with_its_earlier_share(tmp_path):
+    publish(earlier_issue("2026-W46"), tmp_path)  # speech: 4 of 8 papers = 50%
+    speech = [paper(60 + n, f"Speech {n}") for n in range(9)]
+    robots = [paper(70, "Robot")]
+    publish(make_issue([SectionSpec("Speech translation", "S.", speech, {}, ("speech",)),
+                        SectionSpec("Robot manipulation", "R.", robots, {}, ("robot",))]),
+            tmp_path)
+    items = md_list_items((tmp_path / "2026-W47.md").read_text(), "Rising themes")
+    assert items == ["Speech translation: 9 papers, 90% of this issue, up from 50%"]
+
+
+def test_without_earlier_issues_there_is_no_rising_section(tmp_path):
+    publish(plain_issue(), tmp_path, formats=["md", "html", "txt"])
+    for suffix in ("md", "html", "txt"):
+        assert "Rising themes" not in (tmp_path / f"2026-W47.{suffix}").read_text()
+
+
+# --- footer -------------------------------------------------------------------------------------
+
+def test_footer_gives_counts_backend_model_and_cost():
+    issue = plain_issue()
+    footer = ("8 records read · 2 duplicates merged · 6 papers · 3 themes · "
+              "backend openai (gpt-4o-mini) · cost $0.01")
+    assert Renderer().markdown(issue).endswith("---\n\n" + footer + "\n")
+    assert footer in "".join(read_html(Renderer().html(issue)).text)
+    assert " ".join(Renderer().text(issue).split("-" * 72)[-1].split()) == footer
+
+
+# --- an empty week ------------------------------------------------------------------------------
+
+def test_an_empty_week_through_the_cli_is_a_short_issue_that_says_so(tmp_path):
+    source = tmp_path / "empty.json"
+    source.write_text("[]\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, [
+        "newsletter", str(source), "--out", str(out), "--week", "2026-W47", "--backend",
+        "offline", "--state", str(tmp_path / "s.sqlite"), "--formats", "md,html,txt",
+        "--report", str(tmp_path / "report.json")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == str(out / "2026-W47.md")
+    markdown = (out / "2026-W47.md").read_text()
+    assert markdown == (
+        f"# {TITLE}\n\nNo papers this week: the listings read held no records, so there is "
+        "nothing to report.\n\n---\n\n0 records read · 0 duplicates merged · 0 papers · "
+        "0 themes · backend offline · cost $0.00\n")
+    assert "No papers this week" in (out / "2026-W47.html").read_text()
+    assert "No papers this week" in (out / "2026-W47.txt").read_text()
+    assert json.loads((tmp_path / "report.json").read_text())["counts"]["papers_in_issue"] == 0
+    assert "2026-W47" in (out / "index.md").read_text()
+
+
+def test_a_week_whose_papers_were_all_published_says_so():
+    issue = make_issue([], stats=make_issue([]).stats.__class__(
+        records_read=5, papers_unique=4, already_published=4))
+    assert "All 4 papers in this week's listings already appeared in earlier issues." in (
+        Renderer().markdown(issue))
+
+
+# --- the output folder --------------------------------------------------------------------------
+
+def test_every_output_file_is_written_to_a_temp_file_fsynced_then_renamed(tmp_path, monkeypatch):
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str) -> None:
+        events.append(("rename", f"{src} -> {dst}"))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    publish(plain_issue(), tmp_path, formats=["md", "html", "txt"])
+    names = ["2026-W47.md", "2026-W47.html", "2026-W47.txt", "index.md", "feed.xml",
+             ".history.json"]
+    for name in names:
+        target = f" -> {tmp_path / name}"
+        renames = [e for e in events if e[0] == "rename" and e[1].endswith(target)]
+        assert len(renames) == 1, name
+        temp = renames[0][1].split(" -> ")[0]
+        assert Path(temp).parent == tmp_path and Path(temp).name != name
+        assert events.index(("fsync", temp)) < events.index(renames[0])
+        folder_syncs = [i for i, e in enumerate(events) if e == ("fsync", str(tmp_path))]
+        assert any(i > events.index(renames[0]) for i in folder_syncs)  # the rename is durable
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)  # no temp file left
+
+
+def test_output_files_are_readable_by_others_like_any_published_page(tmp_path):
+    publish(plain_issue(), tmp_path, formats=["md", "html"])
+    for path in tmp_path.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) & 0o044 == 0o044, path.name
+
+
+def test_a_broken_template_changes_no_file(tmp_path):
+    out = tmp_path / "out"
+    publish(plain_issue(), out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "issue.txt.j2").write_text("{{ issue.no_such_field }}\n")
+    with pytest.raises(TemplateError, match="no_such_field"):
+        publish(earlier_issue("2026-W48"), out, formats=["md", "txt"],
+                renderer=Renderer(templates))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_index_lists_issues_newest_first(tmp_path):
+    for week in ("2026-W46", "2026-W44", "2026-W47", "2026-W45"):
+        publish(earlier_issue(week), tmp_path)
+    index = (tmp_path / "index.md").read_text()
+    assert re.findall(r"^- \[(\d{4}-W\d\d)\]", index, re.MULTILINE) == [
+        "2026-W47", "2026-W46", "2026-W45", "2026-W44"]
+
+
+def test_feed_is_valid_atom_with_one_entry_per_issue_newest_first(tmp_path):
+    for week in ("2026-W45", "2026-W46"):
+        publish(earlier_issue(week), tmp_path, formats=["md", "html"])
+    publish(plain_issue(), tmp_path, site_url="https://digest.example.org/issues")
+    root = ET.parse(tmp_path / "feed.xml").getroot()
+    assert root.tag == f"{ATOM}feed"
+    for node in [root, *root.findall(f"{ATOM}entry")]:  # RFC 4287 §4.1.1 and §4.1.2
+        assert node.findtext(f"{ATOM}id") and node.findtext(f"{ATOM}title")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", node.findtext(f"{ATOM}updated"))
+    entries = root.findall(f"{ATOM}entry")
+    assert [e.findtext(f"{ATOM}id") for e in entries] == [
+        "https://digest.example.org/issues/2026-W47.md",
+        "https://digest.example.org/issues/2026-W46.md",
+        "https://digest.example.org/issues/2026-W45.md"]
+    assert root.findtext(f"{ATOM}updated") == "2026-11-22T00:00:00Z"
+    assert [e.find(f"{ATOM}link").get("href") for e in entries] == [  # type: ignore[union-attr]
+        "2026-W47.md", "2026-W46.html", "2026-W45.html"]
+    assert root.get("{http://www.w3.org/XML/1998/namespace}base") == (
+        "https://digest.example.org/issues/")

@@ -1,0 +1,248 @@
+"""Untrusted text (titles, authors, summaries, gists, intros) never becomes markup or a link.
+
+Each rendering is read back with a real parser (markdown-it-py for Markdown, the standard
+library for HTML and XML) and its structure compared with what the template makes itself.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from digest.errors import TemplateError
+from digest.outputs import publish
+from digest.render import Renderer, clean_text, escape_markdown, plain_text, safe_url
+
+from .render_samples import (
+    HOSTILE,
+    SectionSpec,
+    hostile_issue,
+    inline_text,
+    make_issue,
+    md_headings,
+    md_tokens,
+    paper,
+    plain_issue,
+    read_html,
+)
+
+URL = "https://arxiv.org/abs/2611.00001"
+FORBIDDEN_MD = {"image", "html_inline", "html_block", "blockquote_open", "code_block", "fence",
+                "s_open"}
+HTML_TAGS = {"html", "head", "meta", "link", "title", "style", "body", "div", "h1", "h2", "p",
+             "ul", "ol", "li", "a", "strong", "em", "span", "br", "wbr", "hr", "svg", "text",
+             "rect"}
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+RAW_URL = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
+
+
+def one_of_each(text: str):
+    """An issue in which ``text`` is the intro, a theme title and summary, a paper's
+    title, author and gist."""
+    p = paper(1, text, url=URL, authors=(text, "Real Name"), seen=2)
+    return make_issue([SectionSpec(text, text, [p], {p.id: text}, ("word",))], intro=text)
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_markdown_shows_hostile_text_as_typed_and_nothing_more(text):
+    markdown = Renderer().markdown(one_of_each(text))
+    tokens = md_tokens(markdown)
+    shown = clean_text(text)
+    assert not FORBIDDEN_MD & {t.type for t in tokens}, markdown
+    assert only_bars_in_code(tokens)
+    assert md_headings(markdown) == [
+        (1, "Research digest, 2026-W47 (16–22 November 2026)"), (2, "TL;DR"), (2, "Contents"),
+        (2, "The week in one picture"), (2, shown)]
+    links = [t.attrs["href"] for t in tokens if t.type == "link_open"]
+    assert links == ["#" + anchor_of(markdown), URL], markdown
+    paragraphs = [inline_text(tokens[i + 1]) for i, t in enumerate(tokens)
+                  if t.type == "paragraph_open"]
+    assert paragraphs[0] == shown  # the intro, a paragraph at the start of a line
+    assert shown in paragraphs  # the theme summary, also at the start of a line
+    items = [t for t in tokens if t.type == "list_item_open"]
+    assert len(items) == 3  # one TL;DR bullet, one contents entry, one paper
+    assert sum(t.type == "table_open" for t in tokens) == 1
+    assert all(len(row) == 3 for row in table_rows(tokens)), markdown
+    assert sum(t.type == "hr" for t in tokens) == 1  # the footer's rule
+    assert not RAW_URL.search(markdown.replace(f"(<{URL}>)", "")), markdown
+
+
+def only_bars_in_code(tokens) -> bool:
+    """The one code span digest makes is a bar of the chart."""
+    return all(re.fullmatch("█+", t.content) for t in tokens if t.type == "code_inline")
+
+
+def anchor_of(markdown: str) -> str:
+    return re.search(r"\]\(#([^)]*)\)", markdown)[1]  # type: ignore[index]
+
+
+def table_rows(tokens) -> list[list[str]]:
+    rows, row = [], None
+    for token in tokens:
+        if token.type == "tr_open":
+            row = []
+        elif token.type in ("th_open", "td_open") and row is not None:
+            row.append(token.type)
+        elif token.type == "tr_close":
+            rows.append(row)
+    return rows
+
+
+def test_markdown_paper_lines_read_back_as_title_authors_and_gist():
+    issue, urls = hostile_issue()
+    markdown = Renderer().markdown(issue)
+    tokens = md_tokens(markdown)
+    assert not FORBIDDEN_MD & {t.type for t in tokens}
+    assert only_bars_in_code(tokens)
+    links = {t.attrs["href"] for t in tokens if t.type == "link_open"}
+    assert {link for link in links if not str(link).startswith("#")} == urls
+    items = paper_items(tokens)
+    for section in issue.sections:
+        for p in section.papers:
+            expected = clean_text(p.title)
+            line = next(text for text in items if text.startswith(expected))
+            assert clean_text(section.summary.gists[p.id]) in line
+    first = next(text for text in items if text.startswith(clean_text(issue.sections[0]
+                                                                      .papers[0].title)))
+    assert "(# Ann Author, <b>Bob</b> and [C](http://evil.example); in 3 listings)" in first
+
+
+def paper_items(tokens) -> list[str]:
+    """The visible text of every list item."""
+    return [inline_text(tokens[i + 2]) for i, t in enumerate(tokens)
+            if t.type == "list_item_open" and tokens[i + 2].type == "inline"]
+
+
+def test_markdown_links_only_http_urls_of_ingested_records():
+    issue, urls = hostile_issue()
+    tokens = md_tokens(Renderer().markdown(issue))
+    hrefs = [str(t.attrs["href"]) for t in tokens if t.type == "link_open"]
+    assert {h for h in hrefs if not h.startswith("#")} == urls
+    assert len(hrefs) == len(urls) + len(issue.sections)  # the papers, the contents
+
+
+@pytest.mark.parametrize(("text", "escaped"), [
+    ("# x", "\\# x"), ("> x", "\\> x"), ("- x", "\\- x"), ("+ x", "\\+ x"), ("1. x", "1\\. x"),
+    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b\\>"),
+    ("x http://e.x", "x http\\://e.x"), ("Title ##", "Title \\#\\#"), ("`c`", "\\`c\\`"),
+    ("&amp;", "\\&amp;"), ("a\u202eb\u2066c", "abc"), ("a\nb\t c", "a b c"),
+])
+def test_escape_markdown_examples(text, escaped):
+    assert escape_markdown(text) == escaped
+
+
+# --- HTML --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_html_shows_hostile_text_as_text(text):
+    html = Renderer().html(one_of_each(text))
+    page = read_html(html)
+    shown = clean_text(text)
+    assert {e.tag for e in page.elements} <= HTML_TAGS, html
+    assert not [name for e in page.elements for name in e.attrs if name.startswith("on")]
+    hrefs = [e.attrs["href"] for e in page.elements if e.tag == "a"]
+    anchor = next(e.attrs["id"] for e in page.elements if e.tag == "h2" and e.attrs.get("id"))
+    assert set(hrefs) == {"#" + str(anchor), URL}
+    assert [e.text for e in page.elements if e.tag == "a" and e.attrs["href"] == URL] == [shown]
+    assert shown in [e.text for e in page.elements if e.tag == "h2"]
+    assert not BIDI.search(html)
+
+
+def test_html_links_only_http_urls_of_ingested_records():
+    issue, urls = hostile_issue()
+    page = read_html(Renderer().html(issue))
+    hrefs = {str(e.attrs["href"]) for e in page.elements if e.tag == "a"}
+    assert {h for h in hrefs if not h.startswith("#")} == urls
+    assert not [e for e in page.elements if e.attrs.get("src")]
+    links = [e.text for e in page.elements if e.tag == "a" and e.attrs["href"] in urls]
+    assert links == [clean_text(p.title) for s in issue.sections for p in s.papers
+                     if p.url in urls]
+
+
+def test_autoescape_is_on_for_html_templates_a_user_provides(tmp_path):
+    """select_autoescape() would not match *.html.j2; the renderer decides by suffix."""
+    (tmp_path / "issue.html.j2").write_text(
+        "<p>{{ issue.intro }}</p><p>{{ issue.intro | upper }}</p>{{ issue.sections[0].title }}\n")
+    html = Renderer(tmp_path).html(one_of_each("<script>alert(1)</script>"))
+    assert "<script>" not in html.lower()
+    assert html.count("&lt;script&gt;") == 2 and "&lt;SCRIPT&gt;" in html
+
+
+def test_plain_markdown_templates_of_a_user_are_escaped_too(tmp_path):
+    (tmp_path / "issue.md.j2").write_text("{{ issue.intro }}\n")
+    assert Renderer(tmp_path).markdown(one_of_each("# [x](http://e.x)")) == (
+        "\\# \\[x\\](http\\://e.x)\n")
+
+
+def test_the_plain_text_wrap_filter_is_not_a_way_around_markdown_escaping(tmp_path):
+    (tmp_path / "issue.md.j2").write_text("{{ issue.intro | wrap }}\n")
+    with pytest.raises(TemplateError, match="wrap"):
+        Renderer(tmp_path).markdown(one_of_each("# [x](http://e.x)"))
+
+
+# --- Atom feed ---------------------------------------------------------------------------------
+
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def test_feed_is_valid_xml_and_its_html_content_has_no_markup_from_titles(tmp_path):
+    issue, urls = hostile_issue()
+    publish(issue, tmp_path, formats=["md", "html"])
+    root = ET.fromstring((tmp_path / "feed.xml").read_bytes())
+    entry = root.find(f"{ATOM}entry")
+    assert entry is not None
+    assert entry.findtext(f"{ATOM}summary") == clean_text(issue.intro)
+    content = entry.findtext(f"{ATOM}content") or ""
+    inner = read_html(content)
+    assert {e.tag for e in inner.elements} <= {"p", "ul", "li", "strong", "a", "wbr"}
+    assert [e.attrs["href"] for e in inner.elements if e.tag == "a"] == ["2026-W47.html"]
+    assert clean_text(issue.intro) in "".join(inner.text)
+    assert not BIDI.search((tmp_path / "feed.xml").read_text())
+
+
+def test_text_no_utf8_or_xml_file_may_hold_is_dropped_before_writing(tmp_path):
+    """A lone surrogate (valid in a JSON string, e.g. a model's answer) would stop the write."""
+    issue = one_of_each("odd \ud800 text \uffff\x00 here")
+    publish(issue, tmp_path, formats=["md", "html", "txt"])
+    root = ET.parse(tmp_path / "feed.xml").getroot()
+    assert root.find(f"{ATOM}entry/{ATOM}summary").text == "odd text here"  # type: ignore[union-attr]
+    for suffix in ("md", "html", "txt"):
+        assert "odd text here" in (tmp_path / f"2026-W47.{suffix}").read_text(encoding="utf-8")
+
+
+# --- plain text --------------------------------------------------------------------------------
+
+def test_plain_text_template_adds_no_markup():
+    text = Renderer().text(plain_issue())
+    assert not re.search(r"\*\*|\]\(|<|>|^#|`", text, re.MULTILINE), text
+
+
+def test_plain_text_links_only_record_urls_and_shows_hostile_text_as_typed():
+    issue, urls = hostile_issue()
+    text = Renderer().text(issue)
+    assert sorted(re.findall(r"https?://\S+", text)) == sorted(urls)
+    assert not RAW_URL.search(re.sub(r"https://arxiv\.org/abs/\S+", "", text))
+    assert not BIDI.search(text)
+    assert "<script>alert(1)</script>" in text  # plain text is never markup: shown as typed
+
+
+def test_plain_text_defangs_url_like_text():
+    assert plain_text("see http://a.example and www.b.example, c@d.example") == (
+        "see http[:]//a.example and www[.]b.example, c[@]d.example")
+
+
+# --- links ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("url", "safe"), [
+    ("https://arxiv.org/abs/2611.00001", "https://arxiv.org/abs/2611.00001"),
+    ("http://x.example/a?b=1&c=2", "http://x.example/a?b=1&c=2"),
+    ("https://x.example/a b\"c<d>e)", "https://x.example/a%20b%22c%3Cd%3Ee)"),
+    ("javascript:alert(1)", None), ("data:text/html,<b>", None), ("ftp://x.example/f", None),
+    ("//x.example/a", None), ("/relative", None), ("", None), (None, None),
+])
+def test_safe_url_keeps_only_http_and_https(url, safe):
+    assert safe_url(url) == safe
