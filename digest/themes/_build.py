@@ -19,6 +19,7 @@ from ._text import TermCounts
 
 OTHER_TITLE = "Other"
 OTHER = -1  # label of papers with no usable term
+TOP_TITLES = 5  # titles of the most central papers kept on each theme, for a namer
 
 
 def themes_from_labels(
@@ -64,6 +65,7 @@ def _draft_theme(
         title=theme_title(keywords) or OTHER_TITLE,
         keywords=tuple(keywords[:KEYWORDS_PER_THEME]),
         paper_ids=tuple(p.id for p in ordered),
+        top_titles=tuple(p.title for p in ordered[:TOP_TITLES]),
     )
     return float(closeness.mean()), keywords, theme
 
@@ -84,5 +86,6 @@ def _reading_key(paper: Paper, closeness: float) -> tuple[float, int, str]:
 
 def _other_theme(papers: Sequence[Paper]) -> Theme:
     ordered = sorted(papers, key=lambda p: _reading_key(p, 0.0))
-    return Theme(title=OTHER_TITLE, keywords=(), paper_ids=tuple(p.id for p in ordered))
+    return Theme(title=OTHER_TITLE, keywords=(), paper_ids=tuple(p.id for p in ordered),
+                 label=OTHER_TITLE, top_titles=tuple(p.title for p in ordered[:TOP_TITLES]))
 

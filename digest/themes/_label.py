@@ -5,50 +5,64 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import numpy as np
 from scipy import sparse
 
 from ..models import Paper, Theme
-from ._text import STOP_WORDS, TermCounts
+from ._text import STOP_WORDS, WEAK_WORDS, TermCounts
 
 KEYWORDS_PER_THEME = 5
+PHRASE_BONUS = 1.5  # a two-word term names a theme better than a single word
+SHARED_SHARE = 0.8  # a term names only the themes where it scores this share of its best
+# Words that may separate papers but make a poor name on their own ("Capabilities", "World").
+_GENERIC = """
+    capability capabilities ability abilities generate generates generating generation making
+    real world evaluate evaluation evaluating algorithm algorithms training trained train learn
+    learns learned learning design designed designing enable enables enabling challenge
+    challenges challenging complex diverse specific potential strong wide widely effectiveness
+    efficiency efficient benchmark benchmarks dataset datasets technique techniques optimization
+    policy policies reinforcement tasks open
+    """
+GENERIC_WORDS = frozenset(_GENERIC.split()) | WEAK_WORDS
 COMPLETION_SHARE = 0.7  # a bigram is completed by a third word seen after it this often
-TITLE_SEPARATOR = " · "
 
 
 def distinctive_terms(
-    counts: TermCounts, groups: Sequence[np.ndarray], top: int = 30
+    counts: TermCounts, groups: Sequence[np.ndarray], top: int = 60
 ) -> list[list[str]]:
-    """Each group's terms ranked by class-based TF-IDF on document frequencies.
+    """Each group's terms ranked by class-based TF-IDF (BERTopic's c-TF-IDF) on paper counts.
 
-    score(t, c) = share of c's term occurrences that are t × log(1 + A / papers with t),
-    A = average number of term occurrences per group (BERTopic's c-TF-IDF).
+    A paper counts once for a term in its abstract and once more when the term is in its title;
+    phrases are weighed up (``PHRASE_BONUS``), and a term stays only in the groups where it
+    scores at least ``SHARED_SHARE`` of its best group's score, so themes do not share names.
     """
-    present = (counts.matrix > 0).astype(np.float64).tocsr()
-    membership = sparse.csr_matrix(
-        (
-            np.ones(sum(len(g) for g in groups)),
-            (np.repeat(np.arange(len(groups)), [len(g) for g in groups]), np.concatenate(groups)),
-        ),
-        shape=(len(groups), present.shape[0]),
-    )
-    per_group = np.asarray((membership @ present).todense())
+    per_group = _group_sums(counts.matrix > 0, groups) + _group_sums(counts.in_title, groups)
     frequency = per_group / np.maximum(per_group.sum(axis=1, keepdims=True), 1)
     weight = np.log1p(per_group.sum(axis=1).mean() / np.maximum(per_group.sum(axis=0), 1))
-    scores = frequency * weight
+    phrase = np.where(np.char.find(counts.terms.astype(str), " ") >= 0, PHRASE_BONUS, 1.0)
+    scores = frequency * weight * phrase
+    exclusive = scores >= SHARED_SHARE * scores.max(axis=0, keepdims=True)
     ranked = []
-    for row, support in zip(scores, per_group, strict=True):
+    for row, support, own in zip(scores, per_group, exclusive, strict=True):
         best = np.argsort(-row, kind="stable")[:top]
-        ranked.append(
-            [
-                str(counts.terms[j])
-                for j in best
-                if row[j] > 0 and support[j] >= min(2, support.max())
-            ]
-        )
+        floor = min(2, support.max())
+        ranked.append([str(counts.terms[j]) for j in best
+                       if row[j] > 0 and own[j] and support[j] >= floor
+                       and not set(str(counts.terms[j]).split()) <= GENERIC_WORDS])
     return ranked
+
+
+def _group_sums(matrix: sparse.spmatrix, groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Column sums of ``matrix`` over each group's rows (groups × terms)."""
+    matrix = sparse.csr_matrix(matrix, dtype=np.float64)
+    rows = np.concatenate(groups)
+    group_of = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    membership = sparse.csr_matrix((np.ones(len(rows)), (group_of, rows)),
+                                   shape=(len(groups), matrix.shape[0]))
+    return np.asarray((membership @ matrix).todense())
 
 
 def _stems(term: str) -> set[str]:
@@ -78,9 +92,11 @@ def pick_terms(ranked: Sequence[str], count: int) -> list[str]:
 
 
 def display_terms(terms: Sequence[str], papers: Sequence[Paper], sample: int = 50) -> list[str]:
-    """Terms as written in the papers' text (hyphens, acronyms), title-cased."""
-    text = " ".join(f"{p.title} {p.abstract}" for p in papers[:sample])
-    return [_title_case(_surface_form(term, text)) for term in terms]
+    """Terms as the papers write them: hyphens, acronyms, capitals ("LLM agents", "Q-learning")."""
+    abstracts = " ".join(p.abstract for p in papers[:sample])
+    titles = " ".join(p.title for p in papers[:sample])
+    return [_surface_form(term, abstracts) or _surface_form(term, titles) or term
+            for term in terms]
 
 
 def _surface_form(term: str, text: str) -> str:
@@ -90,9 +106,11 @@ def _surface_form(term: str, text: str) -> str:
     pattern = rf"\b({words})\b(?:[\s-]+([A-Za-z][A-Za-z0-9]*))?"
     matches = list(re.finditer(pattern, text, flags=re.IGNORECASE))
     if not matches:
-        return term
+        return ""
     forms = Counter(" ".join(m.group(1).split()) for m in matches)
     form = min(forms, key=lambda f: (-forms[f], f))
+    if form.lower() in forms and form.title() == form:  # "Human Feedback" → "human feedback"
+        form = form.lower()
     followers = Counter(m.group(2).lower() for m in matches if m.group(2))
     if " " in term and followers:
         follower, count = min(followers.items(), key=lambda item: (-item[1], item[0]))
@@ -106,32 +124,27 @@ def _spelling(word: str, text: str) -> str:
     return min(forms, key=lambda f: (-forms[f], f)) if forms else word
 
 
-def _title_case(phrase: str) -> str:
-    """Capitalize each word; keep words written with inner capitals (LLM, ImageNet)."""
-    words = re.split(r"([\s-]+)", phrase)
-    return "".join(w if w[1:].lower() != w[1:] else w[:1].upper() + w[1:].lower() for w in words)
+def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) -> str:
+    """A section heading from the two best terms: "Reward models & RLHF".
 
-
-def theme_title(keywords: Sequence[str]) -> str:
-    """Two distinctive terms, or three when the first two are single words."""
-    count = 3 if all(" " not in k for k in keywords[:2]) else 2
-    return TITLE_SEPARATOR.join(keywords[:count])
+    Terms whose words all name an earlier theme already (``taken`` stems) are passed over.
+    """
+    fresh = [k for k in keywords if not _stems(k.lower()) <= taken] or list(keywords)
+    chosen = fresh[:2] if len(fresh) > 1 and len(fresh[0]) + len(fresh[1]) <= 48 else fresh[:1]
+    title = " & ".join(chosen)
+    return title[:1].upper() + title[1:]
 
 
 def unique_titles(drafts: Sequence[tuple[list[str], Theme]]) -> list[Theme]:
-    """Themes whose titles collide get their next keyword appended, or a number."""
+    """Titles for themes in reading order: fresh words first, a number when titles collide."""
+    taken: set[str] = set()
     seen: set[str] = set()
     themes = []
     for keywords, theme in drafts:
-        title = theme.title
-        spare = [k for k in keywords if k not in title.split(TITLE_SEPARATOR)]
-        while title in seen:
-            title = (
-                f"{title}{TITLE_SEPARATOR}{spare.pop(0)}"
-                if spare
-                else f"{theme.title} ({len(seen) + 1})"
-            )
-        seen.add(title)
-        themes.append(replace(theme, title=title))
+        title = theme_title(keywords, taken) if keywords else theme.title
+        if title.lower() in seen:
+            title = f"{title} ({len(seen) + 1})"
+        seen.add(title.lower())
+        taken |= _stems(title.lower().replace(" & ", " "))
+        themes.append(replace(theme, title=title, label=title))
     return themes
-

@@ -69,6 +69,7 @@ class TermCounts:
 
     matrix: sparse.csr_matrix
     terms: np.ndarray
+    in_title: sparse.csr_matrix  # 1 where the term is in the paper's title (names weigh it up)
 
 
 def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
@@ -86,4 +87,5 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
         return None
     if counts.nnz == 0:
         return None
-    return TermCounts(counts, vectorizer.get_feature_names_out())
+    in_title = (vectorizer.transform([p.title for p in papers]) > 0).astype(np.float64).tocsr()
+    return TermCounts(counts, vectorizer.get_feature_names_out(), in_title)
