@@ -234,7 +234,8 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
                    include_published=include_published,
                    max_themes=resolve("max_themes", max_themes, settings, 10), budget=budget,
-                   prompts_dir=Path(prompts_dir) if prompts_dir else None)
+                   prompts_dir=Path(prompts_dir) if prompts_dir else None,
+                   sections=settings.get("themes", ()))
 
 
 @contextmanager

@@ -30,6 +30,7 @@ class TfidfThemes:
     """The default backend: TF-IDF → LSA → k-means, k chosen by silhouette."""
 
     lsa_dimensions: int = 100
+    lsa_min_papers: int = 20  # fewer papers are clustered on their TF-IDF vectors directly
     restarts: int = 4  # k-means runs per k; their agreement measures how real a k is
     final_restarts: int = 10  # k-means runs at the chosen k; the lowest inertia wins
     themes_per_decade: float = 3.0  # target k = this × log10(n papers)
@@ -44,7 +45,7 @@ class TfidfThemes:
         # One thread: BLAS/OpenMP threads thrash on a shared machine (2,000 papers took 22 s
         # with two threads under load, 0.8 s with one), and one thread is reproducible.
         with threadpool_limits(limits=1):
-            return self._group(_unique_by_id(papers), max_themes, seed)
+            return self._group(unique_by_id(papers), max_themes, seed)
 
     def _group(self, papers: list[Paper], max_themes: int, seed: int) -> list[Theme]:
         counts = count_terms(papers)
@@ -60,7 +61,7 @@ class TfidfThemes:
     def _embed(self, counts: sparse.csr_matrix, seed: int) -> np.ndarray:
         tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
         dimensions = min(self.lsa_dimensions, tfidf.shape[0] - 1, tfidf.shape[1] - 1)
-        if dimensions < 2:
+        if dimensions < 2 or tfidf.shape[0] < self.lsa_min_papers:
             return normalize(tfidf.toarray())
         svd = TruncatedSVD(n_components=dimensions, random_state=seed)
         return normalize(svd.fit_transform(tfidf))
@@ -127,6 +128,8 @@ class TfidfThemes:
             if sizes[biggest] <= self.max_share * len(vectors) or len(sizes) >= max_themes:
                 break
             members = np.flatnonzero(labels == biggest)
+            if _distinct_rows(vectors[members]) < 2:
+                break
             halves, _ = self._kmeans_restarts(vectors[members], 2, seed)
             if min(np.bincount(halves, minlength=2)) < smallest:
                 break
@@ -159,7 +162,7 @@ def merge_small_clusters(vectors: np.ndarray, labels: np.ndarray, smallest: int)
     return np.unique(labels, return_inverse=True)[1]
 
 
-def _unique_by_id(papers: Sequence[Paper]) -> list[Paper]:
+def unique_by_id(papers: Sequence[Paper]) -> list[Paper]:
     """Papers sorted by id, first occurrence of each id kept (so input order does not matter)."""
     by_id: dict[str, Paper] = {}
     for paper in papers:
