@@ -118,12 +118,12 @@ def test_papers_seen_more_often_come_first_among_equals():
 
 
 def test_hand_labelled_seeds_agree_above_the_measured_floor(seeds, seed_themes):
-    """Measured 0.305 ARI / 0.438 NMI on 150 hand-labelled papers (7 labels)."""
+    """Measured 0.409 ARI / 0.586 NMI on 150 hand-labelled papers (7 labels)."""
     labels = seed_labels(seeds)
     assert len(labels) >= 100 and len(set(labels.values())) >= 5
     ari, nmi = agreement(assignment(seed_themes), labels)
-    assert ari >= 0.27
-    assert nmi >= 0.40
+    assert ari >= 0.37
+    assert nmi >= 0.54
 
 
 def test_fixed_sections_take_their_papers_and_the_rest_is_clustered():
@@ -133,7 +133,7 @@ def test_fixed_sections_take_their_papers_and_the_rest_is_clustered():
     assert themes[0].title == "Bees and hives"
     assert {truth[pid] for pid in themes[0].paper_ids} == {"bees"}
     assert len(themes[0].paper_ids) == 8
-    rest = [t for t in themes[1:]]
+    rest = themes[1:]
     assert {truth[pid] for t in rest for pid in t.paper_ids} == {"ships", "volcano"}
 
 

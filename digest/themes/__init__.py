@@ -6,7 +6,8 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
    sublinear tf. English stop words are dropped; *weak* domain words ("model",
    "method", "propose", "large", …) are never features on their own but may
    appear in a bigram with a strong word ("language models", "reward model").
-2. LSA: TruncatedSVD, then rows normalized to unit length (cosine geometry).
+2. LSA: TruncatedSVD to min(50, papers / 6) dimensions (fewer papers, fewer
+   dimensions: more stable), rows normalized to unit length (cosine geometry).
 3. k-means: k is chosen among a window around a size-based target (3 × log10(n)
    themes: ~4 for 30 papers, 6-7 for 100-300, ~10 for 2,000, never over
    max_themes) as the k whose k-means restarts agree best, less a penalty for

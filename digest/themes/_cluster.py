@@ -27,9 +27,10 @@ log = logging.getLogger("digest.themes")
 
 @dataclass(frozen=True)
 class TfidfThemes:
-    """The default backend: TF-IDF → LSA → k-means, k chosen by silhouette."""
+    """The default backend: TF-IDF → LSA → k-means, k chosen by how well restarts agree."""
 
-    lsa_dimensions: int = 100
+    lsa_dimensions: int = 50  # at most; fewer for few papers (papers_per_dimension)
+    papers_per_dimension: int = 6
     lsa_min_papers: int = 20  # fewer papers are clustered on their TF-IDF vectors directly
     restarts: int = 4  # k-means runs per k; their agreement measures how real a k is
     final_restarts: int = 10  # k-means runs at the chosen k; the lowest inertia wins
@@ -60,7 +61,8 @@ class TfidfThemes:
 
     def _embed(self, counts: sparse.csr_matrix, seed: int) -> np.ndarray:
         tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
-        dimensions = min(self.lsa_dimensions, tfidf.shape[0] - 1, tfidf.shape[1] - 1)
+        dimensions = min(self.lsa_dimensions, tfidf.shape[0] // self.papers_per_dimension,
+                         tfidf.shape[1] - 1)
         if dimensions < 2 or tfidf.shape[0] < self.lsa_min_papers:
             return normalize(tfidf.toarray())
         svd = TruncatedSVD(n_components=dimensions, random_state=seed)
