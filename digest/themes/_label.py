@@ -15,6 +15,7 @@ from ..models import Paper, Theme
 from ._text import STOP_WORDS, WEAK_WORDS, TermCounts
 
 KEYWORDS_PER_THEME = 5
+ADJECTIVE_ENDINGS = ("ous", "ive", "al", "ic", "ible", "able", "ary")
 PHRASE_BONUS = 1.5  # a two-word term names a theme better than a single word
 SHARED_SHARE = 0.8  # a term names only the themes where it scores this share of its best
 # Words that may separate papers but make a poor name on their own ("Capabilities", "World").
@@ -77,13 +78,27 @@ def _stems(term: str) -> set[str]:
     return stems
 
 
+def _same_root(a: str, b: str) -> bool:
+    """"robot" and "robotic", "agent" and "agents": one word starts with the other."""
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short) and (len(short) >= 4 or short == long)
+
+
+def _shares_root(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
+    return any(_same_root(x, y) for x in a for y in b)
+
+
+def _covered(words: AbstractSet[str], taken: AbstractSet[str]) -> bool:
+    return all(any(_same_root(w, t) for t in taken) for w in words)
+
+
 def pick_terms(ranked: Sequence[str], count: int) -> list[str]:
     """The first ``count`` terms sharing no word; a bigram replaces the lone unigram it holds."""
     chosen: list[str] = []
     for term in ranked:
         if len(chosen) == count:
             break
-        overlapping = [c for c in chosen if _stems(c) & _stems(term)]
+        overlapping = [c for c in chosen if _shares_root(_stems(c), _stems(term))]
         if not overlapping:
             chosen.append(term)
         elif len(overlapping) == 1 and " " in term and " " not in overlapping[0]:
@@ -95,8 +110,17 @@ def display_terms(terms: Sequence[str], papers: Sequence[Paper], sample: int = 5
     """Terms as the papers write them: hyphens, acronyms, capitals ("LLM agents", "Q-learning")."""
     abstracts = " ".join(p.abstract for p in papers[:sample])
     titles = " ".join(p.title for p in papers[:sample])
-    return [_surface_form(term, abstracts) or _surface_form(term, titles) or term
-            for term in terms]
+    forms = [_surface_form(term, abstracts) or _surface_form(term, titles) or term
+             for term in terms]
+    return [" ".join(_sentence_case(word, abstracts) for word in form.split()) for form in forms]
+
+
+def _sentence_case(word: str, text: str) -> str:
+    """``word`` in lower case if the text ever writes it so ("Online" → "online"); acronyms,
+    inner capitals and names the text always capitalizes ("RLHF", "DeepSeek-R1") stay."""
+    if word.islower() or any(c.isupper() for c in word[1:]):
+        return word
+    return word.lower() if re.search(rf"\b{re.escape(word.lower())}\b", text) else word
 
 
 def _surface_form(term: str, text: str) -> str:
@@ -109,8 +133,6 @@ def _surface_form(term: str, text: str) -> str:
         return ""
     forms = Counter(" ".join(m.group(1).split()) for m in matches)
     form = min(forms, key=lambda f: (-forms[f], f))
-    if form.lower() in forms and form.title() == form:  # "Human Feedback" → "human feedback"
-        form = form.lower()
     followers = Counter(m.group(2).lower() for m in matches if m.group(2))
     if " " in term and followers:
         follower, count = min(followers.items(), key=lambda item: (-item[1], item[0]))
@@ -129,10 +151,16 @@ def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) 
 
     Terms whose words all name an earlier theme already (``taken`` stems) are passed over.
     """
-    fresh = [k for k in keywords if not _stems(k.lower()) <= taken] or list(keywords)
+    fresh = [k for k in keywords if not _covered(_stems(k.lower()), taken) and not _adjective(k)]
+    fresh = fresh or list(keywords)
     chosen = fresh[:2] if len(fresh) > 1 and len(fresh[0]) + len(fresh[1]) <= 48 else fresh[:1]
     title = " & ".join(chosen)
     return title[:1].upper() + title[1:]
+
+
+def _adjective(term: str) -> bool:
+    """A lone word that reads like an adjective ("adversarial", "autonomous"): a poor heading."""
+    return " " not in term and term.islower() and term.endswith(ADJECTIVE_ENDINGS)
 
 
 def unique_titles(drafts: Sequence[tuple[list[str], Theme]]) -> list[Theme]:
