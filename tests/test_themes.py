@@ -7,12 +7,16 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from digest.cli import app
 from digest.config import load_config
 from digest.errors import ConfigError
 from digest.models import Paper, Sighting
 from digest.themes import Section, group_papers, parse_sections
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
+
+from .conftest import EXAMPLES
 
 MARKUP = re.compile(r"[<>\[\]()*_`#|\\]|https?:")
 
@@ -161,3 +165,14 @@ def test_config_file_sections_are_parsed_and_checked(tmp_path: Path):
         load_config(config)
     with pytest.raises(ConfigError, match="unknown keys colour"):
         parse_sections([{"title": "Bees", "keywords": ["bee"], "colour": "red"}])
+
+
+def test_config_sections_reach_the_issue(tmp_path: Path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[[themes]]\ntitle = "Robot hands"\n'
+                      'keywords = ["robot", "manipulation", "grasping"]\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--backend", "offline", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    headings = [line for line in result.output.splitlines() if line.startswith("## ")]
+    assert headings[3] == "## Robot hands"
