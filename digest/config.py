@@ -16,6 +16,7 @@ CONFIG_KEYS: dict[str, type] = {
     "backend": str, "model": str, "base_url": str, "out": str, "state": str, "format": str,
     "max_themes": int, "context_window": int, "max_output_tokens": int, "batch_tokens": int,
     "timeout": float, "prompts": str, "templates": str,
+    "theme_backend": str, "embedding_model": str,
 }
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL"}
 

@@ -35,11 +35,21 @@ from ..errors import ConfigError
 from ..models import Paper, Theme
 from ._build import OTHER, OTHER_TITLE, themes_from_labels
 from ._cluster import TfidfThemes, unique_by_id
+from ._embeddings import (
+    CachedEmbedder,
+    Embedder,
+    EmbeddingThemes,
+    OpenAIEmbedder,
+    make_theme_backend,
+)
 from ._sections import NO_SECTION, Section, assign_sections, parse_sections, section_themes
 from ._text import tokenize
 
-__all__ = ["OTHER", "OTHER_TITLE", "Section", "ThemeBackend", "TfidfThemes", "group_papers",
-           "parse_sections", "themes_from_labels", "tokenize"]
+__all__ = [
+    "OTHER", "OTHER_TITLE", "CachedEmbedder", "Embedder", "EmbeddingThemes", "OpenAIEmbedder",
+    "Section", "ThemeBackend", "TfidfThemes", "group_papers", "make_theme_backend",
+    "parse_sections", "themes_from_labels", "tokenize",
+]
 
 log = logging.getLogger("digest.themes")
 
@@ -54,27 +64,30 @@ DEFAULT_BACKEND: ThemeBackend = TfidfThemes()
 
 
 def group_papers(papers: Sequence[Paper], *, max_themes: int = 10, seed: int = 0,
-                 sections: Sequence[Section] = ()) -> list[Theme]:
+                 sections: Sequence[Section] = (),
+                 backend: ThemeBackend | None = None) -> list[Theme]:
     """Group papers into themes, in reading order.
 
     Sections named in the config come first (in config order) with the papers close enough
     to them; the other papers are clustered into at most ``max_themes`` themes in all, the
     largest and most cohesive first. Every paper id appears in exactly one theme; papers
     in a theme are ordered by closeness to its centre, then sightings, then id. The same
-    input gives the same themes. No papers, no themes.
+    input gives the same themes. No papers, no themes. ``backend`` clusters (default: the
+    offline TF-IDF one; :class:`EmbeddingThemes` for embeddings).
     """
+    backend = backend or DEFAULT_BACKEND
     if max_themes < 1:
         raise ConfigError(f"max_themes must be at least 1, not {max_themes}")
     if sections:
-        themes = _with_sections(unique_by_id(papers), sections, max_themes, seed)
+        themes = _with_sections(unique_by_id(papers), sections, max_themes, seed, backend)
     else:
-        themes = DEFAULT_BACKEND.group(papers, max_themes=max_themes, seed=seed)
+        themes = backend.group(papers, max_themes=max_themes, seed=seed)
     log.info("grouped %d papers into %d themes", sum(len(t.paper_ids) for t in themes), len(themes))
     return themes
 
 
 def _with_sections(papers: list[Paper], sections: Sequence[Section], max_themes: int,
-                   seed: int) -> list[Theme]:
+                   seed: int, backend: ThemeBackend) -> list[Theme]:
     """Named sections first; the rest clustered, or sent to their nearest section if no room."""
     placed, score = assign_sections(papers, sections)
     room = max_themes - len(set(placed.tolist()) - {NO_SECTION})
@@ -82,7 +95,7 @@ def _with_sections(papers: list[Paper], sections: Sequence[Section], max_themes:
         placed, score = assign_sections(papers, sections, everyone=True)
     named = section_themes(papers, sections, placed, score)
     rest = [p for p, where in zip(papers, placed, strict=True) if where == NO_SECTION]
-    clustered = DEFAULT_BACKEND.group(rest, max_themes=room, seed=seed) if rest else []
+    clustered = backend.group(rest, max_themes=room, seed=seed) if rest else []
     titles = {t.title.lower() for t in named}
     return named + [replace(t, title=f"{t.title} (more)") if t.title.lower() in titles else t
                     for t in clustered]

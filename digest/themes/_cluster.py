@@ -56,7 +56,7 @@ class TfidfThemes:
         labels = np.full(len(papers), OTHER, dtype=int)
         has_terms = counts.matrix.getnnz(axis=1) > 0
         room = max_themes - 1 if not has_terms.all() and max_themes > 1 else max_themes
-        labels[has_terms] = self._cluster(vectors[has_terms], room, seed)
+        labels[has_terms] = self.cluster_vectors(vectors[has_terms], room, seed)
         return themes_from_labels(papers, labels, vectors, counts)
 
     def _embed(self, counts: sparse.csr_matrix, seed: int) -> np.ndarray:
@@ -68,7 +68,7 @@ class TfidfThemes:
         svd = TruncatedSVD(n_components=dimensions, random_state=seed)
         return normalize(svd.fit_transform(tfidf))
 
-    def _cluster(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
+    def cluster_vectors(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
         """k-means at the most reproducible k near the size-based target, then tidied."""
         n = len(vectors)
         candidates = self.candidate_ks(n, max_themes, distinct=_distinct_rows(vectors))
