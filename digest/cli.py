@@ -34,6 +34,7 @@ from .pipeline import Options, build_issue, write_issue
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
+from .themes import ThemeBackend, make_theme_backend
 from .weeks import current_week, parse_week
 
 app = typer.Typer(
@@ -56,6 +57,9 @@ Format = Annotated[str | None, typer.Option(
     "--format", help="Force the input format (default: detected per source): daily-papers, "
     "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers.")]
 Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first unreadable source.")]
+ThemesBackend = Annotated[str | None, typer.Option(
+    "--themes", help="tfidf (offline, the default) or embeddings (the OpenAI-compatible "
+    "/v1/embeddings endpoint; vectors cached in the state store).")]
 MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
 PromptsDir = Annotated[Path | None, typer.Option(
     "--prompts", help="Folder of prompt templates overriding the shipped ones.")]
@@ -124,6 +128,7 @@ def newsletter(
     include_published: Annotated[bool, typer.Option(
         "--include-published", help="Keep papers that an earlier issue already carried.")] = False,
     max_themes: MaxThemes = None,
+    themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     formats: Formats = None,
@@ -157,6 +162,7 @@ def newsletter(
                                   "pass listing files, folders, URLs or - for stdin, or keep "
                                   "listings there with `digest ingest`")
             options.budget, options.llm = llm.budget, llm.limits
+            options.theme_backend = _theme_backend(themes, settings, store, base_url)
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
                                 report=run, stdin=_stdin)
             if _stop_after_llm(run, dry_run, fail_on_degraded):
@@ -178,6 +184,7 @@ def summarize(
     fmt: Format = None,
     strict: Strict = False,
     max_themes: MaxThemes = None,
+    themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
@@ -202,6 +209,7 @@ def summarize(
                              max_tokens, deadline, dry_run)
         with llm_setup(choices, settings) as llm, Store(":memory:") as store:
             options.budget, options.llm = llm.budget, llm.limits
+            options.theme_backend = _theme_backend(themes, settings, store, base_url)
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
                                 report=run, stdin=_stdin)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
@@ -338,6 +346,13 @@ def _templates_dir(flag: Path | None, settings: dict[str, Any]) -> Path | None:
     return Path(value)
 
 
+def _theme_backend(themes: str | None, settings: dict[str, Any], store: Store,
+                   base_url: str | None) -> ThemeBackend | None:
+    return make_theme_backend(resolve("theme_backend", themes, settings, "tfidf"), store,
+                              model=settings.get("embedding_model"),
+                              base_url=resolve("base_url", base_url, settings))
+
+
 def _require_sources(sources: list[str] | None) -> None:
     if not sources:
         raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for stdin")
@@ -355,7 +370,8 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
                    include_published=include_published,
                    max_themes=resolve("max_themes", max_themes, settings, 10), budget=budget,
-                   prompts_dir=Path(prompts_dir) if prompts_dir else None)
+                   prompts_dir=Path(prompts_dir) if prompts_dir else None,
+                   sections=settings.get("themes", ()))
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .themes import parse_sections
 
 # Config file keys (TOML, top level or under [digest]) and their types.
 CONFIG_KEYS: dict[str, type] = {
@@ -17,6 +18,7 @@ CONFIG_KEYS: dict[str, type] = {
     "timeout": float, "prompts": str, "templates": str,
     "api_version": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
+    "theme_backend": str, "embedding_model": str,
 }
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION"}
@@ -39,6 +41,8 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    if "digest" in data and "themes" in data:  # [[themes]] beside a [digest] table
+        data = {**data["digest"], "themes": data["themes"]}
     data = data.get("digest", data)
     unknown = sorted(set(data) - set(CONFIG_KEYS) - {"themes", "prices", "models"})
     if unknown:
@@ -47,6 +51,8 @@ def load_config(path: Path | None) -> dict[str, Any]:
     for key, kind in CONFIG_KEYS.items():
         if key in data and not isinstance(data[key], kind if kind is not float else (int, float)):
             raise ConfigError(f"{path}: '{key}' must be a {kind.__name__}")
+    if "themes" in data:
+        data["themes"] = parse_sections(data["themes"], str(path))
     return data
 
 

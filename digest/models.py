@@ -58,11 +58,17 @@ class Paper:
 
 @dataclass(frozen=True)
 class Theme:
-    """A group of papers with a title, its keywords, and papers in reading order."""
+    """A group of papers with a title, its keywords, and papers in reading order.
+
+    ``label`` is the offline term label (the title unless something renamed the theme) and
+    ``top_titles`` the titles of its most central papers: what a namer needs to write a title.
+    """
 
     title: str
     keywords: tuple[str, ...]
     paper_ids: tuple[str, ...]
+    label: str = ""
+    top_titles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from .render import Renderer
 from .report import RunReport
 from .state import Store
 from .summarize import RunLimits, Summarizer
-from .themes import group_papers
+from .themes import Section, ThemeBackend, group_papers
 from .tokens import TokenCounter
 from .weeks import current_week, parse_week
 
@@ -47,6 +47,8 @@ class Options:
     llm: RunLimits = field(default_factory=RunLimits)
     prompts_dir: Path | None = None
     templates_dir: Path | None = None
+    sections: tuple[Section, ...] = ()  # fixed themes from the config file ([[themes]])
+    theme_backend: ThemeBackend | None = None  # None: offline TF-IDF (--themes)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     papers, already_published = _select(deduped.papers, store, options)
     by_id = {paper.id: paper for paper in papers}
 
-    themes = group_papers(papers, max_themes=options.max_themes)
+    themes = group_papers(papers, max_themes=options.max_themes, sections=options.sections,
+                          backend=options.theme_backend)
     summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
                             counter=TokenCounter(backend.model if backend else None),
                             budget=options.budget, store=store, nonce=_nonce(papers),

@@ -1,0 +1,178 @@
+"""Name themes offline: class-based TF-IDF terms, shown as the papers write them."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import replace
+
+import numpy as np
+from scipy import sparse
+
+from ..models import Paper, Theme
+from ._text import STOP_WORDS, WEAK_WORDS, TermCounts
+
+KEYWORDS_PER_THEME = 5
+ADJECTIVE_ENDINGS = ("ous", "ive", "al", "ic", "ible", "able", "ary")
+PHRASE_BONUS = 1.5  # a two-word term names a theme better than a single word
+SHARED_SHARE = 0.8  # a term names only the themes where it scores this share of its best
+# Words that may separate papers but make a poor name on their own ("Capabilities", "World").
+_GENERIC = """
+    capability capabilities ability abilities generate generates generating generation making
+    real world evaluate evaluation evaluating algorithm algorithms training trained train learn
+    learns learned learning design designed designing enable enables enabling challenge
+    challenges challenging complex diverse specific potential strong wide widely effectiveness
+    efficiency efficient benchmark benchmarks dataset datasets technique techniques optimization
+    policy policies reinforcement tasks open
+    """
+GENERIC_WORDS = frozenset(_GENERIC.split()) | WEAK_WORDS
+COMPLETION_SHARE = 0.7  # a bigram is completed by a third word seen after it this often
+
+
+def distinctive_terms(
+    counts: TermCounts, groups: Sequence[np.ndarray], top: int = 60
+) -> list[list[str]]:
+    """Each group's terms ranked by class-based TF-IDF (BERTopic's c-TF-IDF) on paper counts.
+
+    A paper counts once for a term in its abstract and once more when the term is in its title;
+    phrases are weighed up (``PHRASE_BONUS``), and a term stays only in the groups where it
+    scores at least ``SHARED_SHARE`` of its best group's score, so themes do not share names.
+    """
+    per_group = _group_sums(counts.matrix > 0, groups) + _group_sums(counts.in_title, groups)
+    frequency = per_group / np.maximum(per_group.sum(axis=1, keepdims=True), 1)
+    weight = np.log1p(per_group.sum(axis=1).mean() / np.maximum(per_group.sum(axis=0), 1))
+    phrase = np.where(np.char.find(counts.terms.astype(str), " ") >= 0, PHRASE_BONUS, 1.0)
+    scores = frequency * weight * phrase
+    exclusive = scores >= SHARED_SHARE * scores.max(axis=0, keepdims=True)
+    ranked = []
+    for row, support, own in zip(scores, per_group, exclusive, strict=True):
+        best = np.argsort(-row, kind="stable")[:top]
+        floor = min(2, support.max())
+        ranked.append([str(counts.terms[j]) for j in best
+                       if row[j] > 0 and own[j] and support[j] >= floor
+                       and not set(str(counts.terms[j]).split()) <= GENERIC_WORDS])
+    return ranked
+
+
+def _group_sums(matrix: sparse.spmatrix, groups: Sequence[np.ndarray]) -> np.ndarray:
+    """Column sums of ``matrix`` over each group's rows (groups × terms)."""
+    matrix = sparse.csr_matrix(matrix, dtype=np.float64)
+    rows = np.concatenate(groups)
+    group_of = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    membership = sparse.csr_matrix((np.ones(len(rows)), (group_of, rows)),
+                                   shape=(len(groups), matrix.shape[0]))
+    return np.asarray((membership @ matrix).todense())
+
+
+def _stems(term: str) -> set[str]:
+    """Crude singular forms of a term's words, to spot "agent" vs "agents"."""
+    stems = set()
+    for word in term.split():
+        if word.endswith("ies") and len(word) > 4:
+            word = word[:-3] + "y"
+        elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+            word = word[:-1]
+        stems.add(word)
+    return stems
+
+
+def _same_root(a: str, b: str) -> bool:
+    """"robot" and "robotic", "agent" and "agents": one word starts with the other."""
+    short, long = sorted((a, b), key=len)
+    return long.startswith(short) and (len(short) >= 4 or short == long)
+
+
+def _shares_root(a: AbstractSet[str], b: AbstractSet[str]) -> bool:
+    return any(_same_root(x, y) for x in a for y in b)
+
+
+def _covered(words: AbstractSet[str], taken: AbstractSet[str]) -> bool:
+    return all(any(_same_root(w, t) for t in taken) for w in words)
+
+
+def pick_terms(ranked: Sequence[str], count: int) -> list[str]:
+    """The first ``count`` terms sharing no word; a bigram replaces the lone unigram it holds."""
+    chosen: list[str] = []
+    for term in ranked:
+        if len(chosen) == count:
+            break
+        overlapping = [c for c in chosen if _shares_root(_stems(c), _stems(term))]
+        if not overlapping:
+            chosen.append(term)
+        elif len(overlapping) == 1 and " " in term and " " not in overlapping[0]:
+            chosen[chosen.index(overlapping[0])] = term
+    return chosen
+
+
+def display_terms(terms: Sequence[str], papers: Sequence[Paper], sample: int = 50) -> list[str]:
+    """Terms as the papers write them: hyphens, acronyms, capitals ("LLM agents", "Q-learning")."""
+    abstracts = " ".join(p.abstract for p in papers[:sample])
+    titles = " ".join(p.title for p in papers[:sample])
+    forms = [_surface_form(term, abstracts) or _surface_form(term, titles) or term
+             for term in terms]
+    return [" ".join(_sentence_case(word, abstracts) for word in form.split()) for form in forms]
+
+
+def _sentence_case(word: str, text: str) -> str:
+    """``word`` in lower case if the text ever writes it so ("Online" → "online"); acronyms,
+    inner capitals and names the text always capitalizes ("RLHF", "DeepSeek-R1") stay."""
+    if word.islower() or any(c.isupper() for c in word[1:]):
+        return word
+    return word.lower() if re.search(rf"\b{re.escape(word.lower())}\b", text) else word
+
+
+def _surface_form(term: str, text: str) -> str:
+    """The commonest spelling of ``term`` in ``text``, completed by the word that nearly always
+    follows it ("deep reinforcement" → "deep reinforcement learning")."""
+    words = r"[\s-]+".join(re.escape(w) for w in term.split())
+    pattern = rf"\b({words})\b(?:[\s-]+([A-Za-z][A-Za-z0-9]*))?"
+    matches = list(re.finditer(pattern, text, flags=re.IGNORECASE))
+    if not matches:
+        return ""
+    forms = Counter(" ".join(m.group(1).split()) for m in matches)
+    form = min(forms, key=lambda f: (-forms[f], f))
+    followers = Counter(m.group(2).lower() for m in matches if m.group(2))
+    if " " in term and followers:
+        follower, count = min(followers.items(), key=lambda item: (-item[1], item[0]))
+        if count >= COMPLETION_SHARE * len(matches) and follower not in STOP_WORDS:
+            return f"{form} {_spelling(follower, text)}"
+    return form
+
+
+def _spelling(word: str, text: str) -> str:
+    forms = Counter(re.findall(rf"\b{re.escape(word)}\b", text, flags=re.IGNORECASE))
+    return min(forms, key=lambda f: (-forms[f], f)) if forms else word
+
+
+def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) -> str:
+    """A section heading from the two best terms: "Reward models & RLHF".
+
+    Terms whose words all name an earlier theme already (``taken`` stems) are passed over.
+    """
+    fresh = [k for k in keywords if not _covered(_stems(k.lower()), taken) and not _adjective(k)]
+    fresh = fresh or list(keywords)
+    chosen = fresh[:2] if len(fresh) > 1 and len(fresh[0]) + len(fresh[1]) <= 48 else fresh[:1]
+    title = " & ".join(chosen)
+    return title[:1].upper() + title[1:]
+
+
+def _adjective(term: str) -> bool:
+    """A lone word that reads like an adjective ("adversarial", "autonomous"): a poor heading."""
+    return " " not in term and term.islower() and term.endswith(ADJECTIVE_ENDINGS)
+
+
+def unique_titles(drafts: Sequence[tuple[list[str], Theme]]) -> list[Theme]:
+    """Titles for themes in reading order: fresh words first, a number when titles collide."""
+    taken: set[str] = set()
+    seen: set[str] = set()
+    themes = []
+    for keywords, theme in drafts:
+        title = theme_title(keywords, taken) if keywords else theme.title
+        if title.lower() in seen:
+            title = f"{title} ({len(seen) + 1})"
+        seen.add(title.lower())
+        taken |= _stems(title.lower().replace(" & ", " "))
+        themes.append(replace(theme, title=title, label=title))
+    return themes

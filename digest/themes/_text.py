@@ -1,0 +1,91 @@
+"""Turn paper text into terms: tokenizing, domain stop words, term counts per paper."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
+
+from ..models import Paper
+
+# Words too common in paper listings to name or separate a theme on their own. They are
+# still allowed in a bigram next to a strong word: "language models", "multi agent".
+_WEAK = """
+    propose proposed proposes proposing method methods model models modeling approach approaches
+    paper papers result results show shows shown showing novel based using use used uses
+    performance task tasks state art existing new work works experiment experiments experimental
+    demonstrate demonstrates demonstrated achieve achieves achieved achieving outperform
+    outperforms outperforming significant significantly effective effectively extensive framework
+    frameworks present presents presented introduce introduces introduced study studies studied
+    investigate investigated different various recent recently small high low good better best
+    obtain obtained find found consider considered given case cases terms number order provide
+    provides general important key main simple able make makes way ways problem problems
+    furthermore moreover finally addition particular respectively including improve improved
+    improves improving improvement via like code available analysis data time effect effects
+    property properties function functions system systems structure process processes non multi
+    self pre co sub semi prove proves proved let observed observation observations type types
+    related certain possible second first allow allows allowing leads lead use general generally
+    """
+WEAK_WORDS = frozenset(_WEAK.split())
+# Dropped like English stop words, so "large language models" gives "language models".
+STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"et", "al", "ie", "eg", "vs", "wrt", "large", "com"}
+STOP_WORDS |= {"http", "https", "www", "github"}
+
+_MATH = re.compile(r"\$[^$]*\$")
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"\n]+")
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Unigrams (strong words only) and bigrams of adjacent non-stop words, not both weak."""
+    text = _LATEX_COMMAND.sub(" ", _MATH.sub(" . ", text)).lower()
+    terms: list[str] = []
+    for phrase in _PHRASE_BREAK.split(text):
+        previous = None
+        for word in _WORD.findall(phrase):
+            if word in STOP_WORDS:
+                previous = None
+                continue
+            if word not in WEAK_WORDS:
+                terms.append(word)
+            if previous and not (previous in WEAK_WORDS and word in WEAK_WORDS):
+                terms.append(f"{previous} {word}")
+            previous = word
+    return terms
+
+
+def paper_text(paper: Paper) -> str:
+    """The text that is clustered: the title twice (to weigh it up), then the abstract."""
+    return f"{paper.title}\n{paper.title}\n{paper.abstract}"
+
+@dataclass(frozen=True)
+class TermCounts:
+    """How often each term occurs in each paper (papers × terms), and the terms."""
+
+    matrix: sparse.csr_matrix
+    terms: np.ndarray
+    in_title: sparse.csr_matrix  # 1 where the term is in the paper's title (names weigh it up)
+
+
+def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
+    """Count the terms of every paper, or None if no term survives pruning."""
+    n = len(papers)
+    vectorizer = CountVectorizer(
+        analyzer=tokenize,
+        min_df=2 if n >= 20 else 1,
+        max_df=0.5 if n >= 20 else 1.0,
+        dtype=np.float64,
+    )
+    try:
+        counts = vectorizer.fit_transform([paper_text(p) for p in papers]).tocsr()
+    except ValueError:  # empty vocabulary: only stop words, or every term pruned
+        return None
+    if counts.nnz == 0:
+        return None
+    in_title = (vectorizer.transform([p.title for p in papers]) > 0).astype(np.float64).tocsr()
+    return TermCounts(counts, vectorizer.get_feature_names_out(), in_title)

@@ -1,0 +1,178 @@
+"""The themes stage: partition, determinism, limits, tiny inputs, fixed sections, names, quality."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
+from digest.config import load_config
+from digest.errors import ConfigError
+from digest.models import Paper, Sighting
+from digest.themes import Section, group_papers, parse_sections
+from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
+
+from .conftest import EXAMPLES
+
+MARKUP = re.compile(r"[<>\[\]()*_`#|\\]|https?:")
+
+
+@pytest.fixture(scope="module")
+def seeds() -> list[Paper]:
+    return seed_papers()
+
+
+@pytest.fixture(scope="module")
+def seed_themes(seeds):
+    return group_papers(seeds)
+
+
+def made_up(title: str, abstract: str, number: int, seen: int = 1) -> Paper:
+    sightings = tuple(Sighting(f"listing-{i}", number) for i in range(seen))
+    return Paper(id=f"p{number:03d}", title=title, abstract=abstract, sightings=sightings)
+
+
+TOPICS = {
+    "bees": ("Honey bee foraging {}", "Honey bees forage nectar; the hive colony dances to share "
+             "pollen routes and waggle dance signals about flowers {}."),
+    "ships": ("Container ship routing {}", "Cargo vessels cross the ocean; port congestion and "
+              "container ship fuel use shape shipping lanes and harbour queues {}."),
+    "volcano": ("Volcanic eruption forecasting {}", "Magma chambers swell before an eruption; "
+                "volcano seismic tremor and lava flow sensors warn of ash clouds {}."),
+}
+
+
+def topical_papers(per_topic: int = 8) -> tuple[list[Paper], dict[str, str]]:
+    papers, truth = [], {}
+    for topic, (title, abstract) in TOPICS.items():
+        for i in range(per_topic):
+            paper = made_up(title.format(i), abstract.format(f"variant {i}"), len(papers))
+            papers.append(paper)
+            truth[paper.id] = topic
+    return papers, truth
+
+
+def test_every_paper_is_in_exactly_one_theme(seeds, seed_themes):
+    ids = [pid for theme in seed_themes for pid in theme.paper_ids]
+    assert sorted(ids) == sorted(p.id for p in seeds)
+
+
+def test_same_papers_in_any_order_give_the_same_themes(seeds, seed_themes):
+    shuffled = list(seeds)
+    random.Random(7).shuffle(shuffled)
+    assert group_papers(shuffled) == seed_themes
+
+
+def test_max_themes_is_honoured(seeds):
+    for limit in (1, 3):
+        themes = group_papers(seeds, max_themes=limit)
+        assert 1 <= len(themes) <= limit
+        assert sum(len(t.paper_ids) for t in themes) == len(seeds)
+
+
+def test_a_bad_max_themes_is_a_config_error(seeds):
+    with pytest.raises(ConfigError, match="max_themes"):
+        group_papers(seeds[:3], max_themes=0)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_tiny_inputs(count):
+    papers, _ = topical_papers()
+    themes = group_papers(papers[:count])
+    assert sorted(pid for t in themes for pid in t.paper_ids) == [p.id for p in papers[:count]]
+    assert len(themes) == (0 if count == 0 else 1)
+
+
+def test_papers_without_any_usable_word_still_get_a_theme():
+    papers = [made_up("The", "a an the of", 1), made_up("Of", "", 2)]
+    themes = group_papers(papers)
+    assert [t.paper_ids for t in themes] == [("p001", "p002")]
+
+
+def test_distinct_topics_are_separated():
+    papers, truth = topical_papers()
+    ari, _ = agreement(assignment(group_papers(papers, max_themes=5)), truth)
+    assert ari == pytest.approx(1.0)
+
+
+def test_names_are_short_plain_headings(seed_themes):
+    for theme in seed_themes:
+        assert theme.title and len(theme.title) <= 60, theme.title
+        assert not MARKUP.search(theme.title), theme.title
+        assert theme.title[0].isupper() or theme.title[0].isdigit(), theme.title
+        assert theme.label == theme.title
+        assert len(theme.top_titles) == min(5, len(theme.paper_ids))
+    assert len({t.title.lower() for t in seed_themes}) == len(seed_themes)
+
+
+def test_themes_come_largest_first_and_none_dominates(seeds, seed_themes):
+    sizes = [len(t.paper_ids) for t in seed_themes]
+    assert sizes == sorted(sizes, reverse=True)
+    assert max(sizes) <= 0.35 * len(seeds)
+
+
+def test_papers_seen_more_often_come_first_among_equals():
+    papers = [made_up("Honey bee foraging", "Honey bees forage nectar.", n, seen=n)
+              for n in (1, 2, 3)]
+    assert group_papers(papers)[0].paper_ids == ("p003", "p002", "p001")
+
+
+def test_hand_labelled_seeds_agree_above_the_measured_floor(seeds, seed_themes):
+    """Measured 0.409 ARI / 0.586 NMI on 150 hand-labelled papers (7 labels)."""
+    labels = seed_labels(seeds)
+    assert len(labels) >= 100 and len(set(labels.values())) >= 5
+    ari, nmi = agreement(assignment(seed_themes), labels)
+    assert ari >= 0.37
+    assert nmi >= 0.54
+
+
+def test_fixed_sections_take_their_papers_and_the_rest_is_clustered():
+    papers, truth = topical_papers()
+    sections = [Section("Bees and hives", ("honey bee", "hive", "pollen"))]
+    themes = group_papers(papers, sections=sections, max_themes=4)
+    assert themes[0].title == "Bees and hives"
+    assert {truth[pid] for pid in themes[0].paper_ids} == {"bees"}
+    assert len(themes[0].paper_ids) == 8
+    rest = themes[1:]
+    assert {truth[pid] for t in rest for pid in t.paper_ids} == {"ships", "volcano"}
+
+
+def test_a_section_nothing_matches_is_left_out():
+    papers, _ = topical_papers()
+    themes = group_papers(papers, sections=[Section("Quantum chess", ("quantum", "chess"))])
+    assert "Quantum chess" not in [t.title for t in themes]
+    assert sum(len(t.paper_ids) for t in themes) == len(papers)
+
+
+def test_sections_with_no_room_left_take_every_paper():
+    papers, truth = topical_papers()
+    themes = group_papers(papers, max_themes=1,
+                          sections=[Section("Bees", ("honey bee", "hive"))])
+    assert len(themes) == 1 and len(themes[0].paper_ids) == len(papers)
+
+
+def test_config_file_sections_are_parsed_and_checked(tmp_path: Path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[digest]\nmax_themes = 4\n\n[[themes]]\ntitle = "Bees"\n'
+                      'keywords = ["honey bee"]\ndescription = "hives"\n', encoding="utf-8")
+    assert load_config(config)["themes"] == (Section("Bees", ("honey bee",), "hives"),)
+    config.write_text('[[themes]]\ntitle = "Bees"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"digest\.toml: \[\[themes\]\] #1 .*keywords"):
+        load_config(config)
+    with pytest.raises(ConfigError, match="unknown keys colour"):
+        parse_sections([{"title": "Bees", "keywords": ["bee"], "colour": "red"}])
+
+
+def test_config_sections_reach_the_issue(tmp_path: Path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[[themes]]\ntitle = "Robot hands"\n'
+                      'keywords = ["robot", "manipulation", "grasping"]\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--backend", "offline", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    headings = [line for line in result.output.splitlines() if line.startswith("## ")]
+    assert headings[3] == "## Robot hands"
