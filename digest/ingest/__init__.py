@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, SourceError
 from ..models import Record
+from .arxiv_listing import parse_arxiv_listing
 from .base import Parsed, capped
 from .csvfmt import parse_csv
 from .daily_papers import parse_daily_papers
@@ -22,6 +23,7 @@ from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
 from .fetch import Fetcher
+from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .sources import StdinReader, expand, read
 from .structured import parse_json, parse_jsonl
 
@@ -45,9 +47,12 @@ PARSERS: dict[str, Parser] = {
     "csv": parse_csv,
     "feed": parse_feed,
     "arxiv-snapshot": _parse_snapshot,
+    "arxiv-listing": parse_arxiv_listing,
+    "email": parse_email,
 }
 ALIASES = {"hf-daily-papers": "json", "atom": "feed", "rss": "feed", "arxiv-atom": "feed",
-           "ndjson": "jsonl", "tsv": "csv", "txt": "daily-papers"}
+           "ndjson": "jsonl", "tsv": "csv", "txt": "daily-papers", "eml": "email", "mail": "email",
+           "rfc822": "email"}
 FORMATS = sorted([*PARSERS, *ALIASES])
 
 
@@ -92,12 +97,14 @@ def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _L
               result: IngestResult) -> None:
     raw = read(name, stdin=stdin, fetcher=fetcher.get)
     warnings = [raw.warning] if raw.warning else []
-    if isinstance(raw.data, bytes):
+    if isinstance(raw.data, bytes) and _is_email(raw.data, fmt):
+        parsed = _finish(parse_email_bytes(raw.data, raw.name))  # each part has its charset
+    elif isinstance(raw.data, bytes):
         text, note = decode(raw.data, raw.name, _charset(raw.content_type))
         warnings += [note] if note else []
+        parsed = _parse(text, raw.name, fmt, raw.content_type)
     else:
-        text = raw.data
-    parsed = _parse(text, raw.name, fmt, raw.content_type)
+        parsed = _parse(raw.data, raw.name, fmt, raw.content_type)
     for warning in warnings + parsed.warnings:
         logger.warning("%s", warning)
     logger.info("%s: %d records (%s)", raw.name, len(parsed.records), parsed.fmt)
@@ -113,7 +120,16 @@ def _parse(text: str, source: str, fmt: str | None, content_type: str | None) ->
     if "\x00" in text[:8192]:
         raise SourceError(source, "this is binary data (it holds NUL characters), not a listing",
                           fix="pass a text, JSON, CSV or feed file")
-    parsed = PARSERS[fmt or detect_format(text, source, content_type)](text, source)
+    return _finish(PARSERS[fmt or detect_format(text, source, content_type)](text, source))
+
+
+def _is_email(data: bytes, fmt: str | None) -> bool:
+    """An e-mail is parsed from its bytes: its parts may each have their own charset."""
+    return (fmt == "email" and bool(data.strip())) or (fmt is None and looks_like_email(data))
+
+
+def _finish(parsed: Parsed) -> Parsed:
+    """Overlong titles and abstracts cut, with a warning each."""
     records = []
     for record in parsed.records:
         record, notes = capped(record)

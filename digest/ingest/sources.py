@@ -23,7 +23,7 @@ logger = logging.getLogger("digest.ingest")
 
 STDIN = "<stdin>"
 LISTING_SUFFIXES = {".txt", ".md", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".atom",
-                    ".rss"}
+                    ".rss", ".eml"}
 StdinReader = Callable[[], "str | bytes"]
 
 
