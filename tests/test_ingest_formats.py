@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from digest.errors import ConfigError
-from digest.ingest import detect_format, load_sources, parse_text
+from digest.ingest import FORMATS, detect_format, load_sources, parse_text
+from digest.ingest.fields import (
+    ABSTRACT_FIELDS,
+    AUTHOR_FIELDS,
+    DATE_FIELDS,
+    ID_FIELDS,
+    TITLE_FIELDS,
+    URL_FIELDS,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 
@@ -236,3 +244,14 @@ def test_every_record_keeps_its_provenance():
     for record in result.records:
         by_source.setdefault(record.sighting.source, []).append(record.sighting.position)
     assert all(positions == sorted(set(positions)) for positions in by_source.values())
+
+
+def test_the_readme_documents_every_format_and_accepted_field_name():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Input formats", 1)[1].split("\n## ", 1)[0]
+    for name in FORMATS:
+        assert f"`{name}`" in section, name
+    for names in (TITLE_FIELDS, ABSTRACT_FIELDS, ID_FIELDS, URL_FIELDS, AUTHOR_FIELDS,
+                  DATE_FIELDS):
+        for name in names:
+            assert f"`{name}`" in section, name
