@@ -79,4 +79,5 @@ def test_cli_rejects_an_unknown_format_as_a_usage_error():
 
 def test_cli_help_lists_the_formats():
     result = CliRunner().invoke(app, ["newsletter", "--help"])
-    assert "arxiv-snapshot" in result.output and "csv" in result.output
+    for name in ("arxiv-snapshot", "csv", "arxiv-listing", "email"):
+        assert name in result.output
