@@ -22,7 +22,7 @@ from .daily_papers import parse_daily_papers
 from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
-from .fetch import Fetcher
+from .fetch import Fetcher, is_url, redact
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .sources import StdinReader, expand, read
 from .structured import parse_json, parse_jsonl
@@ -73,11 +73,10 @@ def load_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool
     lazy = _LazyFetcher(fetcher)
     try:
         for name in expand(sources):
-            try:
-                _load_one(name, fmt, stdin, lazy, result)
-            except SourceError as error:
-                if strict:
-                    raise
+            error = _try_one(name, fmt, stdin, lazy, result)
+            if error is not None and strict:
+                raise error
+            if error is not None:
                 logger.error("%s", error)
                 result.errors.append(error)
     finally:
@@ -91,6 +90,24 @@ def parse_text(text: str, source: str, *, fmt: str | None = None) -> list[Record
     for warning in parsed.warnings:
         logger.warning("%s", warning)
     return parsed.records
+
+
+def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _LazyFetcher,
+             result: IngestResult) -> SourceError | None:
+    """Load one source into ``result``; return what went wrong, if anything."""
+    try:
+        _load_one(name, fmt, stdin, fetcher, result)
+    except SourceError as error:
+        return error
+    except Exception as exc:  # a parser bug must not cost the other sources
+        logger.debug("%s: unexpected error", name, exc_info=True)
+        unexpected = SourceError(redact(name) if is_url(name) else name,
+                                 f"could not be read: unexpected {type(exc).__name__} "
+                                 f"({str(exc)[:200]})",
+                                 fix="please report this, with the file, as a digest bug")
+        unexpected.__cause__ = exc
+        return unexpected
+    return None
 
 
 def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _LazyFetcher,

@@ -12,6 +12,7 @@ from .arxiv_listing import looks_like_arxiv_listing
 from .csvfmt import looks_like_csv
 from .daily_papers import looks_like_daily_papers
 from .mailmsg import looks_like_email
+from .structured import loads
 
 _EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
                ".tsv": "csv", ".xml": "feed", ".atom": "feed", ".rss": "feed",
@@ -62,7 +63,7 @@ def _json_lines(head: str) -> bool:
     if len(lines) < 2 or not lines[1].lstrip().startswith("{"):
         return False
     try:
-        return isinstance(json.loads(lines[0]), dict)
+        return isinstance(loads(lines[0]), dict)
     except json.JSONDecodeError:
         return False
 

@@ -64,7 +64,15 @@ def parse_email(text: str, source: str) -> Parsed:
 
 
 def parse_email_bytes(data: bytes, source: str) -> Parsed:
-    message = email.message_from_bytes(data, policy=policy.default)
+    try:
+        return _parse_message(email.message_from_bytes(data, policy=policy.default), source)
+    except RecursionError:
+        raise SourceError(source, "the e-mail's parts are nested too deeply to read",
+                          fix="forward the listing mail itself, or save the listing as a file"
+                          ) from None
+
+
+def _parse_message(message: email.message.EmailMessage, source: str) -> Parsed:
     warnings: list[str] = []
     tried = []
     for kind, text in _bodies(message, source, warnings):
