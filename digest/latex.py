@@ -56,6 +56,8 @@ _ACCENT = re.compile(r"\\(['`\"^~=.])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
                      r"|\\([cvuHkr])\s*\{\s*([A-Za-z])\s*\}")
 _SYMBOL = re.compile(r"\\([A-Za-z]+)(?![A-Za-z])")
 _SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad)|\\\\")
+# Nesting deeper than this is left partly undone: each round is a pass over the whole text.
+_MAX_ROUNDS = 12
 _EMPTY_ARGUMENT = re.compile(r"(\\[A-Za-z]+)\{\s*\}")  # "\AA{} and": the braces end the name
 _TIE = re.compile(r"(?<=[\w.,)])~(?=[\w\\(])")
 
@@ -95,7 +97,9 @@ def strip_latex(text: str) -> str:
 def _commands(text: str) -> str:
     """Text-mode commands, innermost first, until none is left to rewrite."""
     previous = None
-    while previous != text:
+    for _ in range(_MAX_ROUNDS):
+        if previous == text:
+            break
         previous = text
         text = _EMPTY_ARGUMENT.sub(r"\1 ", text)
         text = _DROP_WITH_ARGUMENT.sub("", text)
@@ -125,7 +129,9 @@ def _math_commands(text: str) -> str:
 def _math(content: str) -> str:
     """Inline math as readable text: x^{2} → x^2, \\frac{a}{b} → a/b, \\alpha → α."""
     previous = None
-    while previous != content:
+    for _ in range(_MAX_ROUNDS):
+        if previous == content:
+            break
         previous = content
         content = _FRAC.sub(_fraction, content)
         content = _SQRT.sub(r"√\1", content)

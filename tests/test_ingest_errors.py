@@ -112,8 +112,9 @@ def test_an_oversized_abstract_and_title_are_capped_with_a_warning(tmp_path):
     assert normal.abstract == "Normal abstract."
     assert len(result.warnings) == 2
     assert all(f"{path}:1: record 1" in w for w in result.warnings)
-    assert any("abstract is 249,999 characters; kept the first 6,000" in w
+    assert any("abstract is more than 90,000 characters; kept the first 6,000" in w
                for w in result.warnings)
+    assert any("title is 999 characters; kept the first 500" in w for w in result.warnings)
 
 
 def test_an_oversized_csv_field_is_capped_not_fatal(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.normalize import arxiv_abs_url, clean_text, find_arxiv_id, title_key
+from digest.normalize import MAX_CLEAN_CHARS, arxiv_abs_url, clean_text, find_arxiv_id, title_key
 
 # Text that exercises the clean-up: LaTeX, dollars, invisible and combining characters.
 TRICKY = st.lists(
@@ -121,3 +121,9 @@ def test_find_arxiv_id_never_crashes_and_finds_well_formed_ids(text):
         arxiv_id, version = found
         assert arxiv_id == arxiv_id.lower().strip()
         assert version == "" or (version.startswith("v") and version[1:].isdigit())
+
+
+def test_clean_text_bounds_its_work_on_hostile_input():
+    assert len(clean_text("word " * 100_000)) <= MAX_CLEAN_CHARS
+    nested = clean_text("\\emph{" * 5_000 + "x" + "}" * 5_000)  # rounds are capped: no hang
+    assert "x" in nested and nested.count("\\emph{") < 5_000  # partly undone, and finished
