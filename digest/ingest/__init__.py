@@ -3,8 +3,13 @@
 One parser per format family, registered in ``PARSERS``; the format is detected
 from the content (and the name or Content-Type when the content is ambiguous), or
 forced with ``fmt``. A source that fails is reported in ``IngestResult.errors``
-and the others are still read, unless ``strict``. Problems with single records
-(no abstract, an abstract cut to size, a guessed encoding) are ``warnings``.
+and the others are still read, unless ``strict``; an unexpected exception in a
+parser is reported the same way. Problems with single records (no abstract, an
+abstract cut to size, a guessed encoding) are ``warnings``.
+
+An RFC 5322 e-mail (``email``) is parsed from its bytes, since each part has its own
+charset; the text part that holds the listing goes to the arXiv listing or the
+Daily Papers parser (``mailmsg``).
 """
 
 from __future__ import annotations
