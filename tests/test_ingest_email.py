@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import shutil
 from email import message_from_bytes, policy
@@ -59,6 +60,33 @@ def test_arxiv_listing_mail():
     assert quokka.arxiv_id == "2611.05555"  # a cross-listing is kept
     assert [(r.sighting.source, r.sighting.position) for r in result.records] == [
         (str(ARXIV_MAIL), 1), (str(ARXIV_MAIL), 2), (str(ARXIV_MAIL), 3)]
+
+
+def _crlf(raw: bytes) -> bytes:
+    return raw.replace(b"\n", b"\r\n")
+
+
+def _latin1_base64(raw: bytes) -> bytes:
+    head, body = raw.split(b"\n\n", 1)
+    head = head.replace(b"charset=utf-8", b"charset=iso-8859-1").replace(
+        b"Content-Transfer-Encoding: 8bit", b"Content-Transfer-Encoding: base64")
+    return head + b"\n\n" + base64.encodebytes(body.decode("utf-8").encode("iso-8859-1"))
+
+
+def _latin1_8bit(raw: bytes) -> bytes:
+    head, body = raw.split(b"\n\n", 1)
+    return head.replace(b"charset=utf-8", b"charset=iso-8859-1") + b"\n\n" + body.decode(
+        "utf-8").encode("iso-8859-1")
+
+
+@pytest.mark.parametrize("variant", [_crlf, _latin1_base64, _latin1_8bit])
+def test_the_listing_mail_in_other_line_endings_charsets_and_encodings(tmp_path, variant):
+    path = tmp_path / "listing.eml"
+    path.write_bytes(variant(ARXIV_MAIL.read_bytes()))
+    result = load(path)
+    assert result.warnings == [] and len(result.records) == 3
+    assert result.records[0].authors[1] == "Tomás Lindqvist"
+    assert result.records[0].title.endswith("Million-Token Contexts")
 
 
 def test_the_listing_text_without_mail_headers_is_its_own_format():
