@@ -61,6 +61,8 @@ def field_names(item: Mapping[str, Any]) -> list[str]:
 def _flatten(item: Mapping[str, Any]) -> dict[str, Any]:
     """Keys normalized; a Hugging Face entry's ``paper`` object merged over the outer one."""
     fields = {normalized_key(k): v for k, v in item.items()}
+    if isinstance(fields.get("versions"), str):  # the snapshot as CSV: parse the list once
+        fields["versions"] = _python_list(fields["versions"]) or fields["versions"]
     paper = fields.get("paper")
     if isinstance(paper, Mapping):
         fields.update({normalized_key(k): v for k, v in paper.items() if v not in (None, "")})
@@ -122,8 +124,6 @@ def _latest_version(fields: Mapping[str, Any]) -> str:
 
 def _versions(fields: Mapping[str, Any]) -> list[Any]:
     versions = fields.get("versions")
-    if isinstance(versions, str):
-        versions = _python_list(versions)
     return versions if isinstance(versions, list) else []
 
 
