@@ -247,3 +247,24 @@ def test_html_to_text_never_shows_scripts_or_hidden_elements(markup):
 def test_html_to_text_takes_any_text(markup):
     text = html_to_text(markup)
     assert text.endswith("\n") and all(line == line.rstrip() for line in text.split("\n"))
+
+
+LISTING_PARTS = st.sampled_from(["\\\\", "\\\\ ( https://arxiv.org/abs/2611.00001 , 1kb)",
+                                 "arXiv:2611.00001", "arXiv:hep-th/9901001 (*cross-listing*)",
+                                 "arXiv:x", "Title: A Title", "  continued", "Authors: A, B and C",
+                                 "Date: Thu, 12 Nov 2026 10:00:00 GMT (1kb)", "Date: junk",
+                                 "replaced with revised version", "-" * 20, "%%--%%--", "",
+                                 ABSTRACT])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(LISTING_PARTS, st.text(max_size=20)), max_size=30).map("\n".join))
+def test_any_listing_text_gives_records_or_a_clean_error(text):
+    try:
+        records = parse_text(text, "fuzz.txt", fmt="arxiv-listing")
+    except SourceError as error:
+        assert str(error).startswith("fuzz.txt")
+        return
+    for position, record in enumerate(records, start=1):
+        assert record.title and record.sighting.position == position
+        assert record.url is None or record.url.startswith("https://arxiv.org/abs/")
