@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import html
 import shutil
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -268,3 +269,18 @@ def test_any_listing_text_gives_records_or_a_clean_error(text):
     for position, record in enumerate(records, start=1):
         assert record.title and record.sighting.position == position
         assert record.url is None or record.url.startswith("https://arxiv.org/abs/")
+
+
+@pytest.mark.parametrize("as_html", [False, True], ids=["text", "html"])
+def test_a_real_seed_page_mailed_gives_the_same_records_as_the_page(seeds, tmp_path, as_html):
+    page = seeds / "daily_papers_a.txt"
+    text = page.read_text(encoding="utf-8")
+    body = ("<html><body>" + "".join(f"<p>{html.escape(p)}</p>" for p in text.split("\n\n"))
+            + "</body></html>") if as_html else text
+    path = tmp_path / "mailed.eml"
+    path.write_bytes(mail(body, subtype="html" if as_html else "plain"))
+    mailed, direct = load(path), load(page)
+    assert len(direct.records) > 50
+    assert [(r.title, r.abstract) for r in mailed.records] == [
+        (r.title, r.abstract) for r in direct.records]
+    assert mailed.warnings == direct.warnings == []
