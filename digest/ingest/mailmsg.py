@@ -83,7 +83,7 @@ def _parse_message(message: email.message.EmailMessage, source: str) -> Parsed:
             parsed.warnings[:0] = warnings
             parsed.fmt = f"email/{parsed.fmt}"
             return _named(parsed, source)
-    found = ", ".join(tried) or "no text part"
+    found = ", ".join(dict.fromkeys(tried)) or "no text part"
     raise SourceError(source, f"an e-mail, but no part of it is an arXiv listing or a Daily "
                       f"Papers page (found: {found})",
                       fix="forward the listing mail itself, or save the listing as a file")
@@ -106,8 +106,8 @@ def _content(part: email.message.EmailMessage, source: str, warnings: list[str])
     except (LookupError, UnicodeError, ValueError, AssertionError):
         charset = part.get_content_charset() or "?"
         payload = part.get_payload(decode=True)
-        warnings.append(describe(source, f"a {part.get_content_type()} part declares the "
-                                 f"unknown charset {charset!r}; read as UTF-8, with bad "
+        warnings.append(describe(source, f"a {part.get_content_type()} part cannot be decoded "
+                                 f"with its charset {charset!r}; read as UTF-8, with bad "
                                  "bytes replaced", fix="re-save the mail as UTF-8"))
         return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
 
