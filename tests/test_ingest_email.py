@@ -160,7 +160,8 @@ def test_an_unknown_charset_is_read_as_utf8_with_a_warning(tmp_path):
     path.write_bytes(data)
     result = load(path)
     assert result.records[0].title == "Café Title"
-    assert "cannot be decoded with its charset 'x-made-up'" in result.warnings[0] and str(path) in result.warnings[0]
+    (warning,) = result.warnings
+    assert "cannot be decoded with its charset 'x-made-up'" in warning and str(path) in warning
 
 
 def test_a_mail_without_a_listing_is_a_clear_error_and_others_are_read(tmp_path):
