@@ -161,7 +161,20 @@ def test_an_unknown_charset_is_read_as_utf8_with_a_warning(tmp_path):
     result = load(path)
     assert result.records[0].title == "Café Title"
     (warning,) = result.warnings
-    assert "cannot be decoded with its charset 'x-made-up'" in warning and str(path) in warning
+    assert "its charset 'x-made-up' does not fit; read as UTF-8" in warning
+    assert warning.startswith(f"{path} (text/plain part)")
+
+
+@pytest.mark.parametrize("declared", [b"", b"; charset=utf-8", b"; charset=us-ascii"])
+def test_latin1_bytes_under_no_or_a_wrong_charset_are_detected_and_reported(tmp_path, declared):
+    head, body = ARXIV_MAIL.read_bytes().split(b"\n\n", 1)
+    path = tmp_path / "listing.eml"
+    path.write_bytes(head.replace(b"; charset=utf-8", declared) + b"\n\n" +
+                     body.decode("utf-8").encode("latin-1"))
+    result = load(path)
+    assert result.records[0].authors[1] == "Tomás Lindqvist"  # not "Tom\ufffds"
+    (warning,) = result.warnings
+    assert warning.startswith(f"{path} (text/plain part)") and "decoded as cp1252" in warning
 
 
 def test_a_mail_without_a_listing_is_a_clear_error_and_others_are_read(tmp_path):

@@ -1,7 +1,9 @@
 """RFC 5322 e-mail: a listing mail (arXiv's daily listing, a forwarded Daily Papers mail).
 
 The message is parsed with the standard library (``email``, ``policy.default``), from
-bytes, so each part is decoded with its own charset and transfer encoding. The text
+bytes, so each part is decoded with its own transfer encoding and charset; a part with
+no charset, or one that does not fit its bytes, is read as UTF-8 or a detected
+encoding, with a warning (never silently with replacement characters). The text
 parts are tried in order, text/plain first, then text/html reduced to its visible
 text (``htmltext``); the first one that reads as an arXiv listing or a Daily Papers
 page gives the records. Parts inside a forwarded message (message/rfc822) count too.
@@ -25,6 +27,7 @@ from ..errors import SourceError
 from .arxiv_listing import looks_like_arxiv_listing, parse_arxiv_listing
 from .base import Parsed, describe
 from .daily_papers import looks_like_daily_papers, parse_daily_papers
+from .decoding import decode
 from .htmltext import html_to_text
 
 __all__ = ["looks_like_email", "parse_email", "parse_email_bytes"]
@@ -101,15 +104,27 @@ def _bodies(message: email.message.EmailMessage, source: str,
 
 
 def _content(part: email.message.EmailMessage, source: str, warnings: list[str]) -> str:
+    """The part's text: its declared charset when that fits, else UTF-8 or a detected one."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    declared = part.get_content_charset()
+    if declared:
+        try:
+            return payload.decode(declared)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    label = f"{source} ({part.get_content_type()} part)"
     try:
-        return str(part.get_content())
-    except (LookupError, UnicodeError, ValueError, AssertionError):
-        charset = part.get_content_charset() or "?"
-        payload = part.get_payload(decode=True)
-        warnings.append(describe(source, f"a {part.get_content_type()} part cannot be decoded "
-                                 f"with its charset {charset!r}; read as UTF-8, with bad "
-                                 "bytes replaced", fix="re-save the mail as UTF-8"))
-        return payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+        text, note = decode(payload, label)
+    except SourceError:
+        text, note = payload.decode("utf-8", "replace"), describe(
+            label, "neither its charset nor UTF-8 fits; bad bytes replaced",
+            fix="re-save the mail as UTF-8")
+    if declared and not note:
+        note = describe(label, f"its charset {declared!r} does not fit; read as UTF-8")
+    warnings += [note] if note else []
+    return text
 
 
 def _parse_body(text: str, label: str, sent: dt.date | None) -> Parsed | None:
