@@ -55,7 +55,7 @@ ReportPath = Annotated[Path | None, typer.Option(
     "--report", help="Write the run report (JSON) here, also when the run fails.")]
 Format = Annotated[str | None, typer.Option(
     "--format", help="Force the input format (default: detected per source): daily-papers, "
-    "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers.")]
+    "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers, arxiv-listing, email.")]
 Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first unreadable source.")]
 ThemesBackend = Annotated[str | None, typer.Option(
     "--themes", help="tfidf (offline, the default) or embeddings (the OpenAI-compatible "

@@ -28,6 +28,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # lone halves (from JSON "\ud800") cannot be encoded
 _WHITESPACE = re.compile(r"\s+")
 _MAX_PASSES = 6
+MAX_CLEAN_CHARS = 100_000
 _ASCII_WORK = re.compile(r"[\\$`~]|''")  # ASCII that LaTeX clean-up may rewrite
 
 _TYPOGRAPHY = str.maketrans({
@@ -50,7 +51,12 @@ _ARXIV_CONTEXT = re.compile(r"arxiv|huggingface\.co/papers/", re.IGNORECASE)
 
 
 def clean_text(text: str) -> str:
-    """Normalize text for display: NFC, no invisible characters, light LaTeX, one-space gaps."""
+    """Normalize text for display: NFC, no invisible characters, light LaTeX, one-space gaps.
+
+    Text past ``MAX_CLEAN_CHARS`` is dropped first: no title or abstract is that long (ingest
+    caps abstracts at a few thousand characters, with a warning), and it bounds the work.
+    """
+    text = text[:MAX_CLEAN_CHARS]
     if text.isascii() and not _ASCII_WORK.search(text):  # most titles: one cheap pass is enough
         return _WHITESPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
     for _ in range(_MAX_PASSES):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.errors import SourceError
-from digest.ingest import load_sources, parse_text
+from digest.ingest import PARSERS, load_sources, parse_text
 from digest.ingest.base import MAX_ABSTRACT_CHARS, MAX_TITLE_CHARS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
@@ -112,8 +112,9 @@ def test_an_oversized_abstract_and_title_are_capped_with_a_warning(tmp_path):
     assert normal.abstract == "Normal abstract."
     assert len(result.warnings) == 2
     assert all(f"{path}:1: record 1" in w for w in result.warnings)
-    assert any("abstract is 249,999 characters; kept the first 6,000" in w
+    assert any("abstract is more than 90,000 characters; kept the first 6,000" in w
                for w in result.warnings)
+    assert any("title is 999 characters; kept the first 500" in w for w in result.warnings)
 
 
 def test_an_oversized_csv_field_is_capped_not_fatal(tmp_path):
@@ -195,3 +196,47 @@ def test_any_text_in_any_format_gives_records_or_a_clean_error(text, fmt):
         assert str(error).startswith("fuzz.any")
         return
     assert all(record.title for record in records)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("deep.json", "[" * 100_000),
+    ("deep.jsonl", '{"a": ' * 50_000 + "\n"),
+    ("deep-head.jsonl", "[" * 3_000 + "\n{}\n"),
+])
+def test_json_nested_too_deeply_is_a_clean_error(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    error = only_error(path)
+    assert "nested too deeply" in error.problem or "no line is a JSON object" in error.problem
+
+
+def test_json_with_a_huge_integer_is_read(tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"title": "Huge", "abstract": "A.", "n": ' + "7" * 5000 + "}\n",
+                    encoding="utf-8")
+    (record,) = load_sources([str(path)]).records
+    assert record.title == "Huge"
+
+
+def test_a_parser_bug_is_reported_for_its_source_and_the_others_are_read(monkeypatch, tmp_path):
+    def broken(text: str, source: str):
+        raise KeyError("a bug")
+
+    monkeypatch.setitem(PARSERS, "broken", broken)  # a third-party parser, registered
+    path = tmp_path / "any.txt"
+    path.write_text("anything", encoding="utf-8")
+    result = load_sources([str(path)], fmt="broken")
+    (error,) = result.errors
+    assert error.source == str(path) and "unexpected KeyError" in error.problem
+    assert "report" in error.fix
+    with pytest.raises(SourceError, match="unexpected KeyError"):
+        load_sources([str(path)], fmt="broken", strict=True)
+
+
+def test_an_email_nested_too_deeply_is_a_clean_error(tmp_path):
+    nested = b"".join(b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n" % (i, i)
+                      for i in range(3000))
+    path = tmp_path / "deep.eml"
+    path.write_bytes(b"From: a@example.org\nSubject: s\nMIME-Version: 1.0\n" + nested +
+                     b"Content-Type: text/plain\n\nhello\n")
+    assert "nested too deeply" in only_error(path).problem

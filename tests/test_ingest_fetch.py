@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -55,8 +56,11 @@ def server() -> Iterator[Server]:
             if reply.delay_s:
                 time.sleep(reply.delay_s)
             etag = reply.headers.get("ETag")
+            modified = reply.headers.get("Last-Modified")
             if etag and self.headers.get("If-None-Match") == etag:
                 reply = Reply(304, b"", {"ETag": etag})
+            elif modified and self.headers.get("If-Modified-Since") == modified:
+                reply = Reply(304, b"", {})
             try:
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
@@ -248,3 +252,25 @@ def test_content_type_charset_is_used_for_decoding(server, tmp_path, fake_time):
         result = load_sources([url], fetcher=client)
     assert result.records[0].title == "Café Paper"
     assert "as the source declares" in result.warnings[0]
+
+
+def test_conditional_get_with_last_modified(server, tmp_path, fake_time):
+    stamp = "Thu, 12 Nov 2026 17:00:00 GMT"
+    url = server.queue("/modified", Reply(headers={"Last-Modified": stamp}))
+    with fetcher(fake_time, tmp_path) as client:
+        assert not client.fetch(url).from_cache
+        again = client.fetch(url)
+    assert again.from_cache and again.data == FEED
+    assert server.requests[1][1]["If-Modified-Since"] == stamp
+    assert "If-None-Match" not in server.requests[1][1]
+
+
+def test_a_refused_connection_is_retried_then_reported(tmp_path, fake_time):
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/feed"
+    with fetcher(fake_time, tmp_path, retries=2, backoff_s=0.5) as client:
+        result = load_sources([url], fetcher=client)
+    (error,) = result.errors
+    assert "ConnectError" in error.problem and "after 3 tries" in error.problem
+    assert fake_time.sleeps == [0.5, 1.0]

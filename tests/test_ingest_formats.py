@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import ast
+import csv
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
 
 from digest.errors import ConfigError
-from digest.ingest import detect_format, load_sources, parse_text
+from digest.ingest import FORMATS, detect_format, load_sources, parse_text
+from digest.ingest.fields import (
+    ABSTRACT_FIELDS,
+    AUTHOR_FIELDS,
+    DATE_FIELDS,
+    ID_FIELDS,
+    TITLE_FIELDS,
+    URL_FIELDS,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 
@@ -81,7 +92,8 @@ def test_arxiv_snapshot_json_lines():
     assert crops.abstract.endswith("No labels are needed.")
     assert crops.authors == ("Rosa Delgado", "Kwame Mensah", "J. Müller")
     assert crops.published == dt.date(2026, 11, 9)  # v1, not the last update
-    assert crops.url == "https://arxiv.org/abs/2611.08080"
+    # identity without a version, the link to the last version (whose text this is)
+    assert (crops.arxiv_id, crops.url) == ("2611.08080", "https://arxiv.org/abs/2611.08080v2")
     assert knots.arxiv_id == "math/0612345"
 
 
@@ -104,6 +116,40 @@ def test_the_real_arxiv_metadata_sample(tmp_path):
     assert all(r.arxiv_id and r.arxiv_id.startswith("0704.") for r in result.records)
     assert all(r.title and r.abstract and r.published for r in result.records)
     assert all("\n" not in r.title for r in result.records)
+    raw = _raw_rows(sample)
+    for record, row in zip(result.records, raw, strict=True):
+        left, right = row["id"].split(".")  # the sample's ids lost their zeros: 704.001
+        arxiv_id = f"{left.zfill(4)}.{right.ljust(4, '0')}"
+        last = ast.literal_eval(row["versions"])[-1]["version"]
+        assert (record.arxiv_id, record.url) == (arxiv_id, f"https://arxiv.org/abs/{arxiv_id}{last}")
+        if not re.search(r"[\\$~{}'`]", row["title"]):  # plain titles: only the lines are joined
+            assert record.title == " ".join(row["title"].split())
+    assert sum("\n" in row["title"] for row in raw) > 500  # so the joining is exercised
+    assert sum(len(ast.literal_eval(row["versions"])) > 1 for row in raw) > 500
+    _assert_latex_cleaned(result.records, raw)
+
+
+def _raw_rows(sample: Path) -> list[dict[str, str]]:
+    """The sample read independently of digest, with the standard csv module."""
+    previous = csv.field_size_limit(2**24)
+    try:
+        with sample.open(encoding="utf-8", newline="") as file:
+            return list(csv.DictReader(file))
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _assert_latex_cleaned(records, raw) -> None:
+    with_math = [i for i, row in enumerate(raw) if "$" in row["abstract"] + row["title"]]
+    still = [i for i in with_math if "$" in records[i].abstract + records[i].title]
+    assert len(with_math) > 400 and len(still) < 0.05 * len(with_math)  # unbalanced ones stay
+    texts = [r.title + " " + r.abstract for r in records]
+    for command in (r"\emph{", r"\textit{", r"\cite{", r"\alpha", r"\frac{", r"\sqrt{",
+                    r"\mathcal{", r"\bar{", r"\'", r'\"'):
+        assert not any(command in text for text in texts), command
+    by_id = {r.arxiv_id: r for r in records}
+    assert by_id["0704.0001"].authors[0] == "C. Balázs"  # C. Bal\'azs
+    assert "\n" not in by_id["0704.0001"].title
 
 
 def test_generic_json_with_other_field_names_and_bad_entries():
@@ -198,3 +244,14 @@ def test_every_record_keeps_its_provenance():
     for record in result.records:
         by_source.setdefault(record.sighting.source, []).append(record.sighting.position)
     assert all(positions == sorted(set(positions)) for positions in by_source.values())
+
+
+def test_the_readme_documents_every_format_and_accepted_field_name():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Input formats", 1)[1].split("\n## ", 1)[0]
+    for name in FORMATS:
+        assert f"`{name}`" in section, name
+    for names in (TITLE_FIELDS, ABSTRACT_FIELDS, ID_FIELDS, URL_FIELDS, AUTHOR_FIELDS,
+                  DATE_FIELDS):
+        for name in names:
+            assert f"`{name}`" in section, name

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.ingest import load_sources
+from digest.ingest.base import MAX_SOURCE_BYTES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 
@@ -79,4 +80,11 @@ def test_cli_rejects_an_unknown_format_as_a_usage_error():
 
 def test_cli_help_lists_the_formats():
     result = CliRunner().invoke(app, ["newsletter", "--help"])
-    assert "arxiv-snapshot" in result.output and "csv" in result.output
+    for name in ("arxiv-snapshot", "csv", "arxiv-listing", "email"):
+        assert name in result.output
+
+
+def test_stdin_past_the_size_limit_is_refused():
+    result = load_sources(["-"], stdin=lambda: b" " * (MAX_SOURCE_BYTES + 1))
+    (error,) = result.errors
+    assert error.source == "<stdin>" and "MiB" in error.problem

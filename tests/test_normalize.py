@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.normalize import arxiv_abs_url, clean_text, find_arxiv_id, title_key
+from digest.normalize import MAX_CLEAN_CHARS, arxiv_abs_url, clean_text, find_arxiv_id, title_key
 
 # Text that exercises the clean-up: LaTeX, dollars, invisible and combining characters.
 TRICKY = st.lists(
@@ -36,6 +36,15 @@ TRICKY = st.lists(
     (r"``quoted''", "\u201cquoted\u201d"),
     ("https://example.edu/~someone/page", "https://example.edu/~someone/page"),
     ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+    # arXiv habits: spaced dollars, math without dollars, old-style font switches
+    (r"where $ d\geq 1$ and $ v$ is $\sim$1nm", "where d≥ 1 and v is ∼1nm"),
+    (r"the $B-\bar{B}$ system and \bar{K}N at \sqrt{s}=7 TeV", "the B-B\u0304 system and "
+     "K\u0304N at √s=7 TeV"),
+    (r"{\em{weakly stable}} sets of a {\cal K}-class, \cal{O}(n)", "weakly stable sets of a "
+                                                                      "K-class, O(n)"),
+    (r"10\thinspace\AA{} and 3 M$_\odot$", "10 Å and 3 M_⊙"),
+    (r"$\frac12$ and \frac{dy}y", "1/2 and dy/y"),
+    ("costs $5, or $ 10 = $12", "costs $5, or $ 10 = $12"),  # money with "=": left alone
 ])
 def test_clean_text_examples(raw, clean):
     assert clean_text(raw) == clean
@@ -112,3 +121,9 @@ def test_find_arxiv_id_never_crashes_and_finds_well_formed_ids(text):
         arxiv_id, version = found
         assert arxiv_id == arxiv_id.lower().strip()
         assert version == "" or (version.startswith("v") and version[1:].isdigit())
+
+
+def test_clean_text_bounds_its_work_on_hostile_input():
+    assert len(clean_text("word " * 100_000)) <= MAX_CLEAN_CHARS
+    nested = clean_text("\\emph{" * 5_000 + "x" + "}" * 5_000)  # rounds are capped: no hang
+    assert "x" in nested and nested.count("\\emph{") < 5_000  # partly undone, and finished

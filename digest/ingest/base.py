@@ -6,12 +6,14 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..models import Record
+from ..normalize import MAX_CLEAN_CHARS
 
 # arXiv caps abstracts at 1,920 characters; journals rarely pass 4,000. Anything
 # far longer is a whole paper or a broken field, and would eat the token budget.
 MAX_ABSTRACT_CHARS = 6000
 MAX_TITLE_CHARS = 500
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
+_HUGE = MAX_CLEAN_CHARS * 9 // 10
 
 
 @dataclass
@@ -60,8 +62,10 @@ def _cut(text: str, limit: int) -> str:
 
 def _cap_note(what: str, text: str, limit: int, record: Record) -> str:
     sighting = record.sighting
+    # clean_text keeps at most MAX_CLEAN_CHARS, so past ~90% of that the real size is unknown
+    size = f"{len(text):,}" if len(text) < _HUGE else f"more than {_HUGE:,}"
     return describe(sighting.source,
-                    f"{where(sighting.position, None)}: the {what} is {len(text):,} characters; "
+                    f"{where(sighting.position, None)}: the {what} is {size} characters; "
                     f"kept the first {limit:,}",
                     line=sighting.line,
                     fix=f"check that this field really holds the {what}")

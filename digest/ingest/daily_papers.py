@@ -56,8 +56,9 @@ def looks_like_daily_papers(text: str) -> bool:
     return _first_pair(head) is not None
 
 
-def parse_daily_papers(text: str, source: str) -> Parsed:
-    """Parse one page into records, in page order."""
+def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = None) -> Parsed:
+    """Parse one page into records, in page order; ``date_hint`` (such as a mail's date)
+    stands in for a date in the file name when the date line has no year."""
     paragraphs = list(_paragraphs(text))
     start = _first_entry_index(paragraphs)
     if start is None:
@@ -65,7 +66,7 @@ def parse_daily_papers(text: str, source: str) -> Parsed:
                           "abstract, so this is not a Daily Papers page",
                           fix="use --format to say what the file is")
     parsed = Parsed(fmt="daily-papers")
-    date_hint = _date_in_name(source)
+    date_hint = date_hint or _date_in_name(source)
     published = _parse_date(paragraphs[start - 1][0], date_hint) if start else None
     for record in _records(paragraphs[start:], source, published, date_hint, parsed.warnings):
         parsed.records.append(record)

@@ -8,22 +8,27 @@ import re
 from pathlib import PurePath
 
 from ..errors import SourceError
+from .arxiv_listing import looks_like_arxiv_listing
 from .csvfmt import looks_like_csv
 from .daily_papers import looks_like_daily_papers
+from .mailmsg import looks_like_email
+from .structured import loads
 
 _EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv",
                ".tsv": "csv", ".xml": "feed", ".atom": "feed", ".rss": "feed",
-               ".txt": "daily-papers", ".md": "daily-papers"}
+               ".txt": "daily-papers", ".md": "daily-papers", ".eml": "email"}
 _CONTENT_TYPES = {"json": "json", "jsonl": "jsonl", "ndjson": "jsonl", "x-ndjson": "jsonl",
                   "csv": "csv", "tab-separated-values": "csv", "atom+xml": "feed",
                   "rss+xml": "feed", "rdf+xml": "feed", "xml": "feed"}
 _HTML = re.compile(r"<(?:!doctype\s+html|html)\b", re.IGNORECASE)
 _FEED = re.compile(r"<(?:rss|feed|rdf:rdf)\b", re.IGNORECASE)
-HINT = "daily-papers, json, jsonl, csv, feed"
+HINT = "daily-papers, arxiv-listing, email, json, jsonl, csv, feed"
 
 
 def detect_format(text: str, source: str, content_type: str | None = None) -> str:
     head = text.lstrip("\ufeff \t\r\n")[:4000]
+    if looks_like_email(head):
+        return "email"
     if head.startswith("<"):
         return _markup(head, source)
     if head.startswith("["):
@@ -31,10 +36,12 @@ def detect_format(text: str, source: str, content_type: str | None = None) -> st
     if head.startswith("{"):
         return "jsonl" if _json_lines(head) else "json"
     hinted = _by_name(source) or _by_content_type(content_type)
-    if hinted in ("json", "jsonl", "feed"):
+    if hinted in ("json", "jsonl", "feed", "email"):
         return hinted  # its parser says precisely what is wrong
     if hinted == "csv" or looks_like_csv(head):
         return "csv"
+    if looks_like_arxiv_listing(text):
+        return "arxiv-listing"
     if looks_like_daily_papers(text):
         return "daily-papers"
     found = f"it starts with {head[:40]!r}" if head else "it holds only whitespace"
@@ -56,7 +63,7 @@ def _json_lines(head: str) -> bool:
     if len(lines) < 2 or not lines[1].lstrip().startswith("{"):
         return False
     try:
-        return isinstance(json.loads(lines[0]), dict)
+        return isinstance(loads(lines[0]), dict)
     except json.JSONDecodeError:
         return False
 

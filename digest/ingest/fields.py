@@ -61,6 +61,8 @@ def field_names(item: Mapping[str, Any]) -> list[str]:
 def _flatten(item: Mapping[str, Any]) -> dict[str, Any]:
     """Keys normalized; a Hugging Face entry's ``paper`` object merged over the outer one."""
     fields = {normalized_key(k): v for k, v in item.items()}
+    if isinstance(fields.get("versions"), str):  # the snapshot as CSV: parse the list once
+        fields["versions"] = _python_list(fields["versions"]) or fields["versions"]
     paper = fields.get("paper")
     if isinstance(paper, Mapping):
         fields.update({normalized_key(k): v for k, v in paper.items() if v not in (None, "")})
@@ -106,10 +108,23 @@ def _snapshot_id(value: str, fields: Mapping[str, Any]) -> str:
 def _url(fields: Mapping[str, Any], arxiv: tuple[str, str] | None) -> str | None:
     given = _text(_first(fields, URL_FIELDS)).strip()
     if arxiv:
-        return arxiv_abs_url(*arxiv)
+        return arxiv_abs_url(arxiv[0], arxiv[1] or _latest_version(fields))
     if given.startswith(("https://", "http://")) and not any(c.isspace() for c in given):
         return given
     return None
+
+
+def _latest_version(fields: Mapping[str, Any]) -> str:
+    """The snapshot's last version ("v2"): its title and abstract are that version's."""
+    versions = _versions(fields)
+    last = versions[-1] if versions else None
+    version = _text(last.get("version")).strip().lower() if isinstance(last, Mapping) else ""
+    return version if re.fullmatch(r"v\d{1,4}", version) else ""
+
+
+def _versions(fields: Mapping[str, Any]) -> list[Any]:
+    versions = fields.get("versions")
+    return versions if isinstance(versions, list) else []
 
 
 def _authors(value: Any) -> tuple[str, ...]:
@@ -142,10 +157,8 @@ def _python_list(value: str) -> list[Any] | None:
 
 
 def _published(fields: Mapping[str, Any]) -> dt.date | None:
-    versions = fields.get("versions")
-    if isinstance(versions, str):
-        versions = _python_list(versions)
-    if isinstance(versions, list) and versions and isinstance(versions[0], Mapping):
+    versions = _versions(fields)
+    if versions and isinstance(versions[0], Mapping):
         first = _date(versions[0].get("created"))  # v1: when the paper appeared
         if first:
             return first

@@ -23,7 +23,7 @@ logger = logging.getLogger("digest.ingest")
 
 STDIN = "<stdin>"
 LISTING_SUFFIXES = {".txt", ".md", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".atom",
-                    ".rss"}
+                    ".rss", ".eml"}
 StdinReader = Callable[[], "str | bytes"]
 
 
@@ -106,6 +106,11 @@ def _read_file(path: Path, name: str) -> bytes:
 
 def _read_stdin(stdin: StdinReader | None) -> bytes | str:
     if stdin is not None:
-        return stdin()
-    buffer = getattr(sys.stdin, "buffer", None)
-    return buffer.read(MAX_SOURCE_BYTES + 1) if buffer is not None else sys.stdin.read()
+        data = stdin()
+    else:
+        buffer = getattr(sys.stdin, "buffer", None)
+        data = buffer.read(MAX_SOURCE_BYTES + 1) if buffer is not None else sys.stdin.read()
+    if len(data) > MAX_SOURCE_BYTES:
+        raise SourceError(STDIN, f"more than the {MAX_SOURCE_BYTES // 2**20} MiB a listing may be",
+                          fix="split it into smaller files")
+    return data

@@ -20,9 +20,22 @@ CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
 _LISTED = 5  # positions named in a grouped warning
 
 
+def loads(text: str) -> Any:
+    """``json.loads`` for untrusted text: huge integers become floats (Python refuses to read
+    more than 4,300 digits), and nesting too deep for Python's stack is a JSONDecodeError."""
+    try:
+        return json.loads(text, parse_int=_int)
+    except RecursionError:
+        raise json.JSONDecodeError("the JSON is nested too deeply", text, 0) from None
+
+
+def _int(digits: str) -> int | float:
+    return int(digits) if len(digits) <= 1000 else float(digits)
+
+
 def parse_json(text: str, source: str) -> Parsed:
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data" and text.lstrip().startswith("{"):
             return parse_jsonl(text, source)  # JSON lines in a .json file
@@ -40,7 +53,7 @@ def parse_jsonl(text: str, source: str) -> Parsed:
         if not line.strip():
             continue
         try:
-            rows.append((len(rows) + len(bad) + 1, number, json.loads(line)))
+            rows.append((len(rows) + len(bad) + 1, number, loads(line)))
         except json.JSONDecodeError as exc:
             bad.append((number, exc.msg))
     if bad and not rows:
