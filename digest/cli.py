@@ -25,6 +25,7 @@ from .chunk import Budget
 from .config import digest_home, load_config, resolve
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
 from .ingest import load_sources
+from .ingest.sources import read_stdin
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
 from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
@@ -164,7 +165,7 @@ def newsletter(
             options.budget, options.llm = llm.budget, llm.limits
             options.theme_backend = _theme_backend(themes, settings, store, base_url)
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run, stdin=_stdin)
+                                report=run)
             if _stop_after_llm(run, dry_run, fail_on_degraded):
                 return
             path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run,
@@ -211,7 +212,7 @@ def summarize(
             options.budget, options.llm = llm.budget, llm.limits
             options.theme_backend = _theme_backend(themes, settings, store, base_url)
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run, stdin=_stdin)
+                                report=run)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
 
@@ -233,15 +234,15 @@ def ingest(
     with _handled(report, run):
         _require_sources(sources)
         settings = load_config(config)
-        text = _stdin() if "-" in (sources or []) else ""
+        data = read_stdin(None) if "-" in (sources or []) else b""
         ingested = load_sources(sources or [], fmt=resolve("format", fmt, settings),
-                                strict=strict, stdin=lambda: text)
+                                strict=strict, stdin=lambda: data)
         run.errors += [str(error) for error in ingested.errors]
         if not ingested.records:
             raise SourceError(", ".join(sources or []), "no paper found in what was given",
                               fix="pass a listing (a Daily Papers page, an arXiv listing "
                               "e-mail, JSON, CSV or a feed); nothing was stored")
-        records = [_stdin_named(record, text) for record in ingested.records]
+        records = [_stdin_named(record, data) for record in ingested.records]
         with Store(_state_path(state, settings)) as store:
             added = store.add_to_inbox(records)
         run.counts = Stats(records_read=len(records))
@@ -299,7 +300,7 @@ def email(
         with llm_setup(choices, settings) as llm, Store(state or ":memory:") as store:
             options.budget, options.llm = llm.budget, llm.limits
             built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run, stdin=_stdin)
+                                report=run)
         _stop_after_llm(run, False, fail_on_degraded)
         renderer = Renderer(options.templates_dir)
         message = build_message(built.issue, text=renderer.text(built.issue),
@@ -316,12 +317,13 @@ def _state_path(flag: Path | None, settings: dict[str, Any]) -> Path:
     return Path(resolve("state", flag, settings, digest_home() / "state.sqlite"))
 
 
-def _stdin_named(record: Record, text: str) -> Record:
+def _stdin_named(record: Record, data: str | bytes) -> Record:
     """A record read from stdin is named after what was read, so that two e-mails count as
     two listings (sightings) and a redelivered e-mail as the same one."""
     if record.sighting.source not in {"-", "<stdin>"}:
         return record
-    name = "stdin:" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    raw = data.encode() if isinstance(data, str) else data
+    name = "stdin:" + hashlib.sha256(raw).hexdigest()[:12]
     return replace(record, sighting=replace(record.sighting, source=name))
 
 
@@ -398,9 +400,6 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     if code:
         raise typer.Exit(code)
 
-
-def _stdin() -> str:
-    return sys.stdin.read()
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

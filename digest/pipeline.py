@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
 from .dedup import deduplicate
 from .ingest import load_sources
+from .ingest.sources import StdinReader
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .outputs import publish
@@ -60,7 +61,7 @@ class Built:
 
 def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBackend | None,
                 store: Store, report: RunReport | None = None,
-                stdin: Callable[[], str] | None = None) -> Built:
+                stdin: StdinReader | None = None) -> Built:
     """Run the whole pipeline for one week and return the rendered issue."""
     started = time.monotonic()
     report = report if report is not None else RunReport()

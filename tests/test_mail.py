@@ -221,3 +221,41 @@ def test_a_locked_store_is_a_temporary_failure_and_loses_nothing(tmp_path):
         assert caught.value.exit_code == 75
         holder._db.execute("ROLLBACK")
         assert hook.add_to_inbox([record]) == 1  # the retry stores it
+
+
+LATIN1_MAIL = """\
+From: no-reply@arxiv.org
+To: reader@example.org
+Subject: cs daily Subj-class mailing 1 of 1
+Date: Fri, 20 Nov 2026 03:12:40 +0000
+MIME-Version: 1.0
+Content-Type: text/plain; charset=iso-8859-1
+Content-Transfer-Encoding: 8bit
+
+------------------------------------------------------------------------------
+\\\\
+arXiv:2611.07001
+Date: Thu, 19 Nov 2026 17:58:01 GMT   (812kb,D)
+
+Title: Espresso Graphs: Scheduling Café Queues with Message Passing
+Authors: Zoé Marchetti and Ada Comma
+Categories: cs.LG
+\\\\
+  We model the queue of a busy café as a graph and schedule orders with message
+passing. Waiting time drops by a third in a made-up simulation.
+\\\\ ( https://arxiv.org/abs/2611.07001 ,  812kb)
+------------------------------------------------------------------------------
+""".encode("iso-8859-1")
+
+
+def test_a_listing_email_in_latin1_8bit_goes_through_the_hook_into_the_issue(tmp_path):
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    hook = CliRunner().invoke(app, ["ingest", "-", "--state", str(state)], input=LATIN1_MAIL)
+    assert hook.exit_code == 0, hook.output
+    assert hook.stdout.startswith("1 new record ")
+    result = CliRunner().invoke(app, ["newsletter", "--state", str(state), "--out", str(out),
+                                      "--week", "2026-W47", "--backend", "offline"])
+    assert result.exit_code == 0, result.output
+    issue = (out / "2026-W47.md").read_text(encoding="utf-8")
+    assert "Scheduling Café Queues" in issue
+    assert "(<https://arxiv.org/abs/2611.07001>)" in issue  # the link comes from the record

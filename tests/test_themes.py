@@ -176,3 +176,11 @@ def test_config_sections_reach_the_issue(tmp_path: Path):
     assert result.exit_code == 0, result.output
     headings = [line for line in result.output.splitlines() if line.startswith("## ")]
     assert headings[3] == "## Robot hands"
+
+
+def test_words_of_any_script_are_whole_terms():
+    from digest.themes._text import tokenize
+
+    terms = tokenize("Scheduling café queues with naïve Größen")
+    assert {"café", "naïve", "größen", "café queues"} <= set(terms)
+    assert "caf" not in terms

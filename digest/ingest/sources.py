@@ -52,7 +52,7 @@ def expand(sources: Sequence[str]) -> Iterator[str]:
 
 def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]) -> Raw:
     if name == "-":
-        return Raw(STDIN, _read_stdin(stdin))
+        return Raw(STDIN, read_stdin(stdin))
     if is_url(name):
         fetched = fetcher().fetch(name)
         return Raw(redact(name), fetched.data, fetched.content_type, fetched.warning)
@@ -104,7 +104,7 @@ def _read_file(path: Path, name: str) -> bytes:
                           fix="check the permissions") from None
 
 
-def _read_stdin(stdin: StdinReader | None) -> bytes | str:
+def read_stdin(stdin: StdinReader | None) -> bytes | str:
     if stdin is not None:
         data = stdin()
     else:

@@ -38,7 +38,7 @@ STOP_WORDS |= {"http", "https", "www", "github"}
 _MATH = re.compile(r"\$[^$]*\$")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"\n]+")
-_WORD = re.compile(r"[a-z][a-z0-9]+")
+_WORD = re.compile(r"[^\W\d_][^\W_]+")  # a letter, then letters or digits (any script)
 
 
 def tokenize(text: str) -> list[str]:
