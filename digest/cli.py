@@ -21,7 +21,6 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .chunk import Budget
 from .config import digest_home, load_config, resolve
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
 from .ingest import load_sources
@@ -31,7 +30,7 @@ from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, parse_formats
-from .pipeline import Options, build_issue, write_issue
+from .pipeline import Built, Options, build_issue, write_issue
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
@@ -157,15 +156,12 @@ def newsletter(
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
         options.use_inbox = True
-        with llm_setup(choices, settings) as llm, Store(_state_path(state, settings)) as store:
+        with Store(_state_path(state, settings)) as store:
             if not sources and not store.inbox(options.week):
                 raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
                                   "pass listing files, folders, URLs or - for stdin, or keep "
                                   "listings there with `digest ingest`")
-            options.budget, options.llm = llm.budget, llm.limits
-            options.theme_backend = _theme_backend(themes, settings, store, base_url)
-            built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run)
+            built = _build(sources, options, choices, settings, store, run, themes)
             if _stop_after_llm(run, dry_run, fail_on_degraded):
                 return
             path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run,
@@ -208,11 +204,8 @@ def summarize(
         options.templates_dir = _templates_dir(templates, settings)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
-        with llm_setup(choices, settings) as llm, Store(":memory:") as store:
-            options.budget, options.llm = llm.budget, llm.limits
-            options.theme_backend = _theme_backend(themes, settings, store, base_url)
-            built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run)
+        with Store(":memory:") as store:
+            built = _build(sources, options, choices, settings, store, run, themes)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
 
@@ -276,6 +269,7 @@ def email(
     fmt: Format = None,
     strict: Strict = False,
     max_themes: MaxThemes = None,
+    themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
@@ -297,10 +291,8 @@ def email(
         options.templates_dir = _templates_dir(templates, settings)
         options.use_inbox = state is not None
         choices = LLMChoices(backend, model, base_url, timeout)
-        with llm_setup(choices, settings) as llm, Store(state or ":memory:") as store:
-            options.budget, options.llm = llm.budget, llm.limits
-            built = build_issue(sources or [], options, backend=llm.backend, store=store,
-                                report=run)
+        with Store(state or ":memory:") as store:
+            built = _build(sources, options, choices, settings, store, run, themes)
         _stop_after_llm(run, False, fail_on_degraded)
         renderer = Renderer(options.templates_dir)
         message = build_message(built.issue, text=renderer.text(built.issue),
@@ -311,6 +303,15 @@ def email(
         else:
             send(message, mail)
             typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)}")
+
+
+def _build(sources: list[str] | None, options: Options, choices: LLMChoices,
+           settings: dict[str, Any], store: Store, run: RunReport, themes: str | None) -> Built:
+    """The pipeline with the LLM backend and theme backend the flags and config chose."""
+    with llm_setup(choices, settings) as llm:
+        options.budget, options.llm = llm.budget, llm.limits
+        options.theme_backend = _theme_backend(themes, settings, store, choices.base_url)
+        return build_issue(sources or [], options, backend=llm.backend, store=store, report=run)
 
 
 def _state_path(flag: Path | None, settings: dict[str, Any]) -> Path:
@@ -364,14 +365,10 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
              include_published: bool, max_themes: int | None, prompts: Path | None) -> Options:
     week = week or current_week()
     parse_week(week)  # a bad --week is a usage error before any work is done
-    budget = Budget(
-        context_window=settings.get("context_window", Budget.context_window),
-        max_output_tokens=settings.get("max_output_tokens", Budget.max_output_tokens),
-        batch_input_tokens=settings.get("batch_tokens", Budget.batch_input_tokens))
     prompts_dir = resolve("prompts", prompts, settings)
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
                    include_published=include_published,
-                   max_themes=resolve("max_themes", max_themes, settings, 10), budget=budget,
+                   max_themes=resolve("max_themes", max_themes, settings, 10),
                    prompts_dir=Path(prompts_dir) if prompts_dir else None,
                    sections=settings.get("themes", ()))
 
