@@ -45,10 +45,10 @@ def _richness(record: Record) -> tuple[bool, bool, int, int]:
 
 
 def _usual_title(cluster: Sequence[Record]) -> str:
-    """The title most listings used, so the id stays put when one adds a variant."""
+    """The title most listings used, so the id stays put when one adds a variant; among
+    equally used ones the first in sorted order, so the id does not depend on input order."""
     counts = Counter(title_key(r.title) for r in cluster)
-    best = max(counts.values())
-    return next(r.title for r in cluster if counts[title_key(r.title)] == best)
+    return min(counts, key=lambda key: (-counts[key], key))
 
 
 def _short_hash(text: str) -> str:
