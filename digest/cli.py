@@ -21,10 +21,11 @@ import typer
 from . import __version__
 from .chunk import Budget
 from .config import digest_home, load_config, resolve
+from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
 from .outputs import feed_base, parse_formats
-from .pipeline import Options, build_issue, write_issue
+from .pipeline import Options, build_issue, dedup_sources, write_issue
 from .report import RunReport, write_report
 from .state import Store
 from .weeks import current_week, parse_week
@@ -194,6 +195,29 @@ def summarize(
                                 report=run, stdin=_stdin)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
+
+
+@app.command()
+def dedup(
+    sources: Sources = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="List each merged group: the kept title, the other records and why "
+        "(rule, score).")] = False,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    verbose: Verbose = 0,
+) -> None:
+    """Merge the papers several listings carried; print the counts (and why, with --explain)."""
+    _setup_logging(verbose)
+    run = RunReport()
+    with _handled(report, run):
+        _require_sources(sources)
+        settings = load_config(config)
+        result = dedup_sources(sources or [], fmt=resolve("format", fmt, settings), strict=strict,
+                               report=run, stdin=_stdin)
+        sys.stdout.write(explain_dedup(result, groups=explain))
 
 
 def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bool:

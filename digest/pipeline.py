@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dedup import deduplicate
+from .dedup import DedupResult, deduplicate
 from .ingest import load_sources
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Stats
@@ -97,6 +97,19 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     markdown = Renderer(options.templates_dir).markdown(issue)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown)
+
+
+def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
+                  report: RunReport | None = None,
+                  stdin: Callable[[], str] | None = None) -> DedupResult:
+    """Ingest and deduplicate only (``digest dedup``); fills the report's first counts."""
+    report = report if report is not None else RunReport()
+    ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin)
+    report.errors += [str(error) for error in ingested.errors]
+    deduped = deduplicate(ingested.records)
+    report.counts = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
+                          duplicates_merged=deduped.duplicates_merged)
+    return deduped
 
 
 def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
