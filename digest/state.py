@@ -103,8 +103,10 @@ class Store:
     # Issues and what they published ------------------------------------------------
 
     def published_before(self, week: str) -> set[str]:
-        """Ids of papers published in an issue other than ``week``."""
-        rows = self._db.execute("SELECT paper_id FROM published WHERE week != ?", (week,))
+        """Ids of papers published in an issue before ``week``. Not later ones: re-running
+        a week after a later issue repeated its papers (--include-published) must give
+        that week's issue again. ISO week names ("2026-W07") sort in time order."""
+        rows = self._db.execute("SELECT paper_id FROM published WHERE week < ?", (week,))
         return {row[0] for row in rows}
 
     def record_issue(self, week: str, paper_ids: Iterable[str]) -> None:
