@@ -117,16 +117,16 @@ def _lsh_pairs(ids: Sequence[int], shingle_sets: Sequence[Iterable[str]],
     """Pairs (smaller, larger) of ``ids`` whose MinHash signatures agree on every row of at
     least one band. The band layout is datasketch's for ``threshold``; the buckets are
     sorted numpy arrays, several times faster than ``MinHashLSH.insert`` and ``query``."""
-    ids = np.asarray(ids, dtype=np.int64)
     if len(ids) < 2:
         return set()
+    id_array = np.asarray(ids, dtype=np.int64)
     layout = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
     signatures = np.stack([m.hashvalues for m in _minhashes(shingle_sets)])
     pairs: set[tuple[int, int]] = set()
     for band in range(layout.b):
         rows = np.ascontiguousarray(signatures[:, band * layout.r:(band + 1) * layout.r])
         keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * layout.r))).ravel()
-        pairs.update(_bucket_pairs(ids, keys))
+        pairs.update(_bucket_pairs(id_array, keys))
     return pairs
 
 
