@@ -275,8 +275,8 @@ def test_ids_do_not_depend_on_which_listing_came_first():
 # Variants of the seed papers (re-cased, typographic, Unicode tricks, version tags, revised
 # abstracts, renamed titles, no abstract) plus the hand-written hard cases. Seeds 7 and 8 were
 # not used to choose the thresholds. Measured on them (2026-11-23): precision 1.0000 (0 false
-# pairs), recall 0.898 (704 of 784 pairs); over seeds 1-12: precision 1.0000, recall 0.902.
-# Almost every missed pair is a renamed title with no abstract (26 of 60 found).
+# pairs), recall 0.899 (705 of 784 pairs); over seeds 1-12: precision 1.0000, recall 0.903.
+# Almost every missed pair is a renamed title with no abstract (27 of 60 found).
 
 def _evaluate(seeds, seed: int):
     items = build_evalset(load_sources([str(seeds)]).records, seed=seed)
@@ -295,9 +295,10 @@ def test_evalset_precision_and_recall_stay_above_the_measured_floors(seeds):
     assert true / (true + missed) >= 0.88, (true, missed)
 
 
-def test_evalset_variants_with_an_abstract_are_found_with_their_original(seeds):
-    """Measured on seed 7 + 8: 382 of 386 (0.990); renamed titles without abstract 26 of 60."""
-    found = {"with abstract": [0, 0], "no-abstract-renamed": [0, 0]}
+def test_evalset_variants_are_found_with_their_original(seeds):
+    """Measured on seeds 7 + 8: 437 of 441 variants (0.991), apart from renamed titles without
+    an abstract: 27 of 60 of those (0.45)."""
+    found = {"others": [0, 0], "no-abstract-renamed": [0, 0]}
     for seed in (7, 8):
         items, predicted = _evaluate(seeds, seed)
         original = {i.label: p for i, p in zip(items, predicted, strict=True)
@@ -305,10 +306,10 @@ def test_evalset_variants_with_an_abstract_are_found_with_their_original(seeds):
         for item, paper in zip(items, predicted, strict=True):
             if item.kind in ("original", "hard"):
                 continue
-            kind = item.kind if item.kind == "no-abstract-renamed" else "with abstract"
+            kind = item.kind if item.kind == "no-abstract-renamed" else "others"
             found[kind][0] += paper == original[item.label]
             found[kind][1] += 1
-    assert found["with abstract"][0] / found["with abstract"][1] >= 0.97, found
+    assert found["others"][0] / found["others"][1] >= 0.97, found
     assert found["no-abstract-renamed"][0] / found["no-abstract-renamed"][1] >= 0.35, found
 
 

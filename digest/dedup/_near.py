@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
+from datasketch import MinHashLSH
 from rapidfuzz import fuzz
 
 logger = logging.getLogger("digest.dedup")
@@ -25,7 +25,7 @@ logger = logging.getLogger("digest.dedup")
 # Measured 2026-11-23 on the evaluation set (tests/fixtures/dedup/evalset.py: seed papers,
 # evalset seeds 1-12, ~470 records each) and on the 2,000 distinct papers of the arXiv
 # sample with their ids ignored; `benchmarks/bench_dedup.py` prints the end-to-end figures.
-# With these values: precision 1.0000 and recall 0.909 (seeds 1-6) / 0.897 (7-12, held
+# With these values: precision 1.0000 and recall 0.909 (seeds 1-6) / 0.896 (7-12, held
 # out); 1 merge among the 2,000 arXiv papers (a real duplicate: one paper under two ids).
 #
 # LSH settings decide only which pairs are looked at: candidate recall of the true pairs
@@ -37,7 +37,7 @@ logger = logging.getLogger("digest.dedup")
 #   title trigrams of content words, 128 perms: 0.5: 0.977, 118 <- chosen | 0.6: 0.954, 13
 #   title content words + word pairs, 128 perms, 0.5: 0.934, 24
 # The two indexes cover for each other: end to end the chosen settings give recall 0.909 /
-# 0.897 against 0.908 / 0.897 with 64 perms, 0.4 and all-word trigrams, while the false
+# 0.896 against 0.908 / 0.897 with 64 perms, 0.4 and all-word trigrams, while the false
 # candidates among the arXiv papers fall from 957 to 127.
 # Word shingles at about 0.5, as published results on scholarly data suggest; 3-word
 # shingles at 0.8 would miss revised versions (0.8 on single words already finds 0.881).
@@ -121,7 +121,7 @@ def _lsh_pairs(ids: Sequence[int], shingle_sets: Sequence[Iterable[str]],
         return set()
     id_array = np.asarray(ids, dtype=np.int64)
     layout = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
-    signatures = np.stack([m.hashvalues for m in _minhashes(shingle_sets)])
+    signatures = _signatures(shingle_sets)
     pairs: set[tuple[int, int]] = set()
     for band in range(layout.b):
         rows = np.ascontiguousarray(signatures[:, band * layout.r:(band + 1) * layout.r])
@@ -144,10 +144,28 @@ def _bucket_pairs(ids: np.ndarray, keys: np.ndarray) -> Iterator[tuple[int, int]
         yield from itertools.combinations(group.tolist(), 2)
 
 
-def _minhashes(shingle_sets: Iterable[Iterable[str]]) -> Iterator[MinHash]:
-    # crc32 is stable across runs (unlike hash()) and fast; MinHash mixes it further.
-    return MinHash.generator(([s.encode() for s in shingles] for shingles in shingle_sets),
-                             num_perm=NUM_PERM, hashfunc=zlib.crc32)
+_PRIME = np.uint64((1 << 61) - 1)
+_MAX_HASH = np.uint64((1 << 32) - 1)
+_RANDOM = np.random.RandomState(1)  # fixed: the same signatures in every run
+_PERMUTATIONS = np.array([(_RANDOM.randint(1, _PRIME, dtype=np.uint64),
+                           _RANDOM.randint(0, _PRIME, dtype=np.uint64))
+                          for _ in range(NUM_PERM)], dtype=np.uint64).T  # rows a, b
+
+
+def _signatures(shingle_sets: Iterable[Iterable[str]]) -> np.ndarray:
+    """One MinHash signature per set, computed as datasketch's "legacy" scheme does (crc32
+    of each shingle, then (a * h + b) mod 2^61-1, low 32 bits, the minimum per permutation)
+    but without a MinHash object per set: building those was a quarter of the time at 100k
+    records."""
+    a, b = _PERMUTATIONS
+    rows = []
+    for shingles in shingle_sets:
+        hashes = np.fromiter((zlib.crc32(s.encode()) for s in shingles), dtype=np.uint64)
+        if not len(hashes):
+            rows.append(np.full(NUM_PERM, _MAX_HASH, dtype=np.uint64))
+            continue
+        rows.append((((hashes[:, None] * a + b) % _PRIME) & _MAX_HASH).min(axis=0))
+    return np.stack(rows)
 
 
 def _trigrams(titles: Iterable[str]) -> set[str]:
@@ -170,6 +188,8 @@ class Verdict:
 
 def confirm(a: Side, b: Side) -> Verdict | None:
     """Whether two clusters are one paper, and on what evidence; None when they are not."""
+    if abstracts_differ(a.words, b.words):  # cheap, and no rule below accepts such a pair
+        return None
     title = max(fuzz.ratio(x, y) for x in a.titles for y in b.titles) / 100
     same_words = any(same_title_words(x, y) for x in a.titles for y in b.titles)
     if not (a.has_abstract and b.has_abstract):
@@ -177,7 +197,7 @@ def confirm(a: Side, b: Side) -> Verdict | None:
                               "no abstract to compare") if same_words else None
     jaccard = len(a.words & b.words) / len(a.words | b.words)
     evidence = f"title {title:.2f}, abstract {jaccard:.2f}"
-    if same_words and not abstracts_differ(a.words, b.words):
+    if same_words:
         return Verdict(title, f"same title words; {evidence}")
     similar = jaccard >= ABSTRACT_SAME or (jaccard >= ABSTRACT_MATCH
                                            and title + jaccard >= TITLE_PLUS_ABSTRACT)
