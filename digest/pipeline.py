@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dedup import DedupResult, deduplicate
+from .dedup import DedupResult, deduplicate, known_names, published_names
 from .ingest import load_sources
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Stats
@@ -119,7 +119,9 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     atomically, record the issue's papers as published, and return the Markdown's path."""
     paths = publish(built.issue, Path(out_dir), formats=formats,
                     renderer=Renderer(templates_dir), site_url=site_url)
-    store.record_issue(built.issue.week, (p.id for s in built.issue.sections for p in s.papers))
+    papers = [p for s in built.issue.sections for p in s.papers]
+    store.record_issue(built.issue.week, (p.id for p in papers),
+                       aliases=(name for p in papers for name in published_names(p)))
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 
@@ -144,7 +146,8 @@ def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[P
     if options.include_published:
         return papers, 0
     published = store.published_before(options.week)
-    kept = [paper for paper in papers if paper.id not in published]
+    kept = [paper for paper in papers
+            if not any(name in published for name in known_names(paper))]
     return kept, len(papers) - len(kept)
 
 

@@ -72,3 +72,33 @@ def test_include_published_keeps_them_and_the_earlier_week_still_owns_them(tmp_p
     later, counts = newsletter(tmp_path, WEEK2, W2)  # and W2 without the flag drops them
     assert paper_names(later) == set(ONLY_W2)
     assert counts["already_published"] == 2
+
+
+def test_a_paper_is_known_across_runs_with_or_without_its_arxiv_id(tmp_path):
+    """W1 listed Thistle without an arXiv id and Marrow with one; W2 lists Thistle with an id
+    and Marrow without: both are still the papers W1 published."""
+    lines = WEEK1.read_text(encoding="utf-8").splitlines()
+    marrow, thistle = (json.loads(line) for line in lines[1:3])
+    assert "id" in marrow and "id" not in thistle
+    del marrow["id"]
+    thistle["id"] = "2611.10003"
+    week2 = tmp_path / "week2.jsonl"
+    week2.write_text(json.dumps(marrow) + "\n" + json.dumps(thistle) + "\n", encoding="utf-8")
+
+    newsletter(tmp_path, WEEK1, W1)
+    second, counts = newsletter(tmp_path, week2, W2)
+    assert counts["already_published"] == 2
+    assert paper_names(second) == set()
+
+
+def test_another_arxiv_id_under_a_published_title_is_another_paper(tmp_path):
+    marrow = json.loads(WEEK1.read_text(encoding="utf-8").splitlines()[1])
+    marrow["id"] = "2611.20002"  # the same title, a different paper
+    marrow["abstract"] = "A different abstract about rearranging objects: " + marrow["abstract"]
+    week2 = tmp_path / "week2.jsonl"
+    week2.write_text(json.dumps(marrow) + "\n", encoding="utf-8")
+
+    newsletter(tmp_path, WEEK1, W1)
+    second, counts = newsletter(tmp_path, week2, W2)
+    assert counts["already_published"] == 0
+    assert paper_names(second) == {"Marrow"}

@@ -23,10 +23,11 @@ from ..models import Paper, Record
 from ._clusters import Clusters, Link
 from ._explain import explain
 from ._keys import abstract_words, loose_title, title_markers
-from ._merge import distinct_id, merge, paper_id
+from ._merge import distinct_id, known_names, merge, paper_id, published_names
 from ._near import Side, abstracts_differ, candidate_pairs, confirm, content_words
 
-__all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "merge", "paper_id"]
+__all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "known_names", "merge",
+           "paper_id", "published_names"]
 
 logger = logging.getLogger("digest.dedup")
 

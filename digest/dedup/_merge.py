@@ -35,6 +35,22 @@ def merge(cluster: Sequence[Record]) -> Paper:
     )
 
 
+def published_names(paper: Paper) -> tuple[str, ...]:
+    """What the state store records for a published paper: its id and, for a paper with an
+    arXiv id, ``~`` + its title id, so a later listing of it without the id is known."""
+    if paper.arxiv_id:
+        return paper.id, "~" + paper_id(None, paper.title)
+    return (paper.id,)
+
+
+def known_names(paper: Paper) -> tuple[str, ...]:
+    """The names under which an earlier issue may have published ``paper``: its id, or its
+    title id when one listing had the arXiv id and the other did not. A paper with an arXiv
+    id matches only title-only papers, never another arXiv id under the same title."""
+    title_id = paper_id(None, paper.title)
+    return (paper.id, title_id) if paper.arxiv_id else (paper.id, "~" + title_id)
+
+
 def distinct_id(paper_id: str, paper: Paper) -> str:
     """An id for a paper whose title-based id another paper already has ("Comment on X")."""
     return f"{paper_id}-{_short_hash(paper.abstract or paper.title)[:6]}"
