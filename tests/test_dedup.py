@@ -255,6 +255,13 @@ def test_input_order_does_not_change_the_ids(seeds):
         assert _ids_by_record(shuffled) == expected
 
 
+def test_input_order_does_not_change_near_duplicate_groups_or_ids(seeds):
+    records = [item.record for item in build_evalset(load_sources([str(seeds)]).records, seed=3)]
+    expected = _ids_by_record(records)
+    for seed in (1, 2):
+        assert _ids_by_record(random.Random(seed).sample(records, len(records))) == expected
+
+
 def test_input_order_does_not_change_ids_of_title_only_papers():
     records = [rec("Widget Layouts from Text"), rec("Generating Widget Layouts from Text"),
                rec(f"Comment on {X}", OTHER_ABSTRACT), rec(f"Comment on {X}"),
