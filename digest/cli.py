@@ -22,6 +22,7 @@ import typer
 
 from . import __version__
 from .config import digest_home, load_config, resolve
+from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
 from .ingest import load_sources
 from .ingest.sources import read_stdin
@@ -30,7 +31,7 @@ from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, parse_formats
-from .pipeline import Built, Options, build_issue, write_issue
+from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
@@ -208,6 +209,29 @@ def summarize(
             built = _build(sources, options, choices, settings, store, run, themes)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
+
+
+@app.command()
+def dedup(
+    sources: Sources = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="List each merged group: the kept title, the other records and why "
+        "(rule, score).")] = False,
+    config: ConfigPath = None,
+    report: ReportPath = None,
+    fmt: Format = None,
+    strict: Strict = False,
+    verbose: Verbose = 0,
+) -> None:
+    """Merge the papers several listings carried; print the counts (and why, with --explain)."""
+    _setup_logging(verbose)
+    run = RunReport()
+    with _handled(report, run):
+        _require_sources(sources)
+        settings = load_config(config)
+        result = dedup_sources(sources or [], fmt=resolve("format", fmt, settings), strict=strict,
+                               report=run)
+        sys.stdout.write(explain_dedup(result, groups=explain))
 
 
 @app.command()

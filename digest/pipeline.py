@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dedup import deduplicate
+from .dedup import DedupResult, deduplicate, known_names, published_names
 from .ingest import load_sources
 from .ingest.sources import StdinReader
 from .llm import ChatBackend
@@ -107,6 +107,19 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     return Built(issue, markdown, tuple(inbox))
 
 
+def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
+                  report: RunReport | None = None,
+                  stdin: StdinReader | None = None) -> DedupResult:
+    """Ingest and deduplicate only (``digest dedup``); fills the report's first counts."""
+    report = report if report is not None else RunReport()
+    ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin)
+    report.errors += [str(error) for error in ingested.errors]
+    deduped = deduplicate(ingested.records)
+    report.counts = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
+                          duplicates_merged=deduped.duplicates_merged)
+    return deduped
+
+
 def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
                 formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
                 site_url: str | None = None) -> Path:
@@ -114,7 +127,9 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     atomically, record the issue's papers as published, and return the Markdown's path."""
     paths = publish(built.issue, Path(out_dir), formats=formats,
                     renderer=Renderer(templates_dir), site_url=site_url)
-    store.record_issue(built.issue.week, (p.id for s in built.issue.sections for p in s.papers))
+    papers = [p for s in built.issue.sections for p in s.papers]
+    store.record_issue(built.issue.week, (p.id for p in papers),
+                       aliases=(name for p in papers for name in published_names(p)))
     store.mark_inbox_used(built.issue.week, built.inbox)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
@@ -140,7 +155,8 @@ def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[P
     if options.include_published:
         return papers, 0
     published = store.published_before(options.week)
-    kept = [paper for paper in papers if paper.id not in published]
+    kept = [paper for paper in papers
+            if not any(name in published for name in known_names(paper))]
     return kept, len(papers) - len(kept)
 
 

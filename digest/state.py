@@ -120,17 +120,23 @@ class Store:
     # Issues and what they published ------------------------------------------------
 
     def published_before(self, week: str) -> set[str]:
-        """Ids of papers published in an issue other than ``week``."""
-        rows = self._db.execute("SELECT paper_id FROM published WHERE week != ?", (week,))
+        """Ids (and ``~`` aliases) of papers published in an issue before ``week``. Not
+        later ones: re-running a week after a later issue repeated its papers
+        (--include-published) must give that week's issue again. ISO week names
+        ("2026-W07") sort in time order."""
+        rows = self._db.execute("SELECT paper_id FROM published WHERE week < ?", (week,))
         return {row[0] for row in rows}
 
-    def record_issue(self, week: str, paper_ids: Iterable[str]) -> None:
+    def record_issue(self, week: str, paper_ids: Iterable[str],
+                     aliases: Iterable[str] = ()) -> None:
+        """The papers of ``week``'s issue, and other names they go by (not counted)."""
         ids = sorted(set(paper_ids))
+        names = sorted(set(ids) | set(aliases))
         with self._db:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM published WHERE week = ?", (week,))
             self._db.executemany("INSERT INTO published (paper_id, week) VALUES (?, ?)",
-                                 [(pid, week) for pid in ids])
+                                 [(name, week) for name in names])
             self._db.execute("INSERT OR REPLACE INTO issues (week, papers) VALUES (?, ?)",
                              (week, len(ids)))
 

@@ -23,10 +23,11 @@ from ..models import Paper, Record
 from ._clusters import Clusters, Link
 from ._explain import explain
 from ._keys import abstract_words, loose_title, title_markers
-from ._merge import distinct_id, merge, paper_id
+from ._merge import distinct_id, known_names, merge, paper_id, published_names
 from ._near import Side, abstracts_differ, candidate_pairs, confirm, content_words
 
-__all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "merge", "paper_id"]
+__all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "known_names", "merge",
+           "paper_id", "published_names"]
 
 logger = logging.getLogger("digest.dedup")
 
@@ -149,12 +150,15 @@ def _merged_group(paper: Paper, group: list[int], records: list[Record],
 
 
 def _with_distinct_ids(papers: list[Paper]) -> list[Paper]:
-    """Papers kept apart under one title ("Comment on X") need ids of their own."""
-    seen: set[str] = set()
-    result = []
+    """Papers kept apart under one title ("Comment on X") need ids of their own.
+
+    The most-seen of them keeps the plain id (ties: the smaller distinct id), the others
+    get one with a hash of their abstract: the same ids whatever the input order.
+    """
+    sharing: dict[str, list[Paper]] = {}
     for paper in papers:
-        if paper.id in seen:
-            paper = replace(paper, id=distinct_id(paper.id, paper))
-        seen.add(paper.id)
-        result.append(paper)
-    return result
+        sharing.setdefault(paper.id, []).append(paper)
+    keeps = {pid: min(same, key=lambda p: (-len(p.sightings), distinct_id(pid, p)))
+             for pid, same in sharing.items() if len(same) > 1}
+    return [replace(p, id=distinct_id(p.id, p)) if p.id in keeps and keeps[p.id] is not p
+            else p for p in papers]

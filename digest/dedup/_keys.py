@@ -41,7 +41,7 @@ _KIND_WORDS = {
     "addendum": "addendum", "retraction": "retraction", "retracted": "retraction",
     "supplement": "supplement", "supplementary": "supplement",
 }
-_KIND_PREFIXES = {("response", "to"): "reply", ("correction", "to"): "erratum"}
+_KIND_PREFIXES = {"response to": "reply", "correction to": "erratum"}
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9,
           "x": 10, "xi": 11, "xii": 12, "xiii": 13, "xiv": 14, "xv": 15}
 _AMBIGUOUS_ROMAN = {"i", "v", "x"}  # also the pronoun, a variable, "X-ray"
@@ -120,8 +120,8 @@ def title_markers(title: str, loose: str | None = None) -> Markers:
     """The markers of ``title``; pass its ``loose_title`` when already computed."""
     words = (loose if loose is not None else loose_title(title)).split()
     kinds = {_KIND_WORDS[w] for w in words if w in _KIND_WORDS}
-    if tuple(words[:2]) in _KIND_PREFIXES:
-        kinds.add(_KIND_PREFIXES[tuple(words[:2])])
+    if (prefix := " ".join(words[:2])) in _KIND_PREFIXES:
+        kinds.add(_KIND_PREFIXES[prefix])
     parts = _parts(words)
     numbers = {n for w in words for n in _DIGITS.findall(w)} - {str(part) for part in parts}
     return Markers(frozenset(kinds), frozenset(parts), frozenset(numbers))

@@ -35,6 +35,22 @@ def merge(cluster: Sequence[Record]) -> Paper:
     )
 
 
+def published_names(paper: Paper) -> tuple[str, ...]:
+    """What the state store records for a published paper: its id and, for a paper with an
+    arXiv id, ``~`` + its title id, so a later listing of it without the id is known."""
+    if paper.arxiv_id:
+        return paper.id, "~" + paper_id(None, paper.title)
+    return (paper.id,)
+
+
+def known_names(paper: Paper) -> tuple[str, ...]:
+    """The names under which an earlier issue may have published ``paper``: its id, or its
+    title id when one listing had the arXiv id and the other did not. A paper with an arXiv
+    id matches only title-only papers, never another arXiv id under the same title."""
+    title_id = paper_id(None, paper.title)
+    return (paper.id, title_id) if paper.arxiv_id else (paper.id, "~" + title_id)
+
+
 def distinct_id(paper_id: str, paper: Paper) -> str:
     """An id for a paper whose title-based id another paper already has ("Comment on X")."""
     return f"{paper_id}-{_short_hash(paper.abstract or paper.title)[:6]}"
@@ -45,10 +61,10 @@ def _richness(record: Record) -> tuple[bool, bool, int, int]:
 
 
 def _usual_title(cluster: Sequence[Record]) -> str:
-    """The title most listings used, so the id stays put when one adds a variant."""
+    """The title most listings used, so the id stays put when one adds a variant; among
+    equally used ones the first in sorted order, so the id does not depend on input order."""
     counts = Counter(title_key(r.title) for r in cluster)
-    best = max(counts.values())
-    return next(r.title for r in cluster if counts[title_key(r.title)] == best)
+    return min(counts, key=lambda key: (-counts[key], key))
 
 
 def _short_hash(text: str) -> str:
