@@ -311,7 +311,9 @@ def email(
         if not sources and state is None:
             raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for "
                               "stdin (or --state to mail what `digest ingest` kept)")
-        options = _options(settings, week, fmt, strict, True, max_themes, prompts)
+        # The same selection as `digest newsletter`, so that with --state the mail is that issue
+        # and its LLM answers come from the cache.
+        options = _options(settings, week, fmt, strict, False, max_themes, prompts)
         options.templates_dir = _templates_dir(templates, settings)
         options.use_inbox = state is not None
         choices = LLMChoices(backend, model, base_url, timeout)

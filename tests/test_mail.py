@@ -19,8 +19,11 @@ from digest.errors import StateBusy
 from digest.models import Record, Sighting
 from digest.state import Store
 
+from .fake_openai import FakeOpenAI
+
 EXAMPLES = Path(__file__).parent.parent / "examples"
 PASSWORD = "s3cret-smtp-password"
+FIRST_PAGE = "daily_papers_2026-11-16.txt"
 
 
 class Recorder:
@@ -259,3 +262,28 @@ def test_a_listing_email_in_latin1_8bit_goes_through_the_hook_into_the_issue(tmp
     issue = (out / "2026-W47.md").read_text(encoding="utf-8")
     assert "Scheduling Café Queues" in issue
     assert "(<https://arxiv.org/abs/2611.07001>)" in issue  # the link comes from the record
+
+
+def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    with FakeOpenAI() as server:
+        llm = ["--backend", "openai", "--base-url", server.url, "--state", str(state)]
+        earlier = CliRunner().invoke(app, ["newsletter", str(EXAMPLES / FIRST_PAGE), "--out",
+                                           str(out), "--week", "2026-W46", *llm])
+        assert earlier.exit_code == 0, earlier.output
+        llm += ["--week", "2026-W47"]
+        weekly = CliRunner().invoke(app, ["newsletter", str(EXAMPLES), "--out", str(out), *llm])
+        assert weekly.exit_code == 0, weekly.output
+        calls = len(server.chat_requests)
+        assert calls > 0
+        mail = CliRunner().invoke(app, ["email", str(EXAMPLES), "--eml", *llm])
+        assert mail.exit_code == 0, mail.output
+        assert len(server.chat_requests) == calls  # every answer came from the cache
+    message = email.message_from_bytes(mail.stdout_bytes, policy=email.policy.default)
+    text = message.get_body(("plain",)).get_content()
+    issue = (out / "2026-W47.md").read_text(encoding="utf-8")
+    first_theme = next(line[4:line.index("](")] for line in issue.splitlines()
+                       if line.startswith("1. ["))  # the first entry of the contents
+    assert first_theme.replace("\\", "") in text
+    assert "ToolWeaver" not in text  # W46 carried it: the mail leaves it out like the issue
