@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,12 +39,14 @@ STOP_WORDS |= {"http", "https", "www", "github"}
 _MATH = re.compile(r"\$[^$]*\$")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 _PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"\n]+")
-_WORD = re.compile(r"[^\W\d_][^\W_]+")  # a letter, then letters or digits (any script)
+# Whole words of Latin letters (after accents are folded): a word with other letters ("größe",
+# "ℓ2") is left out rather than cut into pieces that read like other words.
+_WORD = re.compile(r"(?<![^\W_])[a-z][a-z0-9]+(?![^\W_])")
 
 
 def tokenize(text: str) -> list[str]:
     """Unigrams (strong words only) and bigrams of adjacent non-stop words, not both weak."""
-    text = _LATEX_COMMAND.sub(" ", _MATH.sub(" . ", text)).lower()
+    text = _fold(_LATEX_COMMAND.sub(" ", _MATH.sub(" . ", text)).lower())
     terms: list[str] = []
     for phrase in _PHRASE_BREAK.split(text):
         previous = None
@@ -89,3 +92,11 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
         return None
     in_title = (vectorizer.transform([p.title for p in papers]) > 0).astype(np.float64).tocsr()
     return TermCounts(counts, vectorizer.get_feature_names_out(), in_title)
+
+
+def _fold(text: str) -> str:
+    """'café' → 'cafe', 'naïve' → 'naive': accents kept apart would split a word in two."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
