@@ -1,4 +1,5 @@
-"""Cluster papers: TF-IDF → LSA → k-means, k chosen from the data, small clusters merged."""
+"""Cluster papers: TF-IDF → LSA → consensus of k-means runs, k chosen from the data, small
+clusters merged."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import ConfigError
 from ..models import Paper, Theme
 from ._build import OTHER, themes_from_labels
+from ._consensus import consensus_labels, distinct_rows, sample_rows
 from ._text import count_terms
 
 log = logging.getLogger("digest.themes")
@@ -27,17 +29,18 @@ log = logging.getLogger("digest.themes")
 
 @dataclass(frozen=True)
 class TfidfThemes:
-    """The default backend: TF-IDF → LSA → k-means, k chosen by how well restarts agree."""
+    """The default backend: TF-IDF → LSA → k-means consensus, k chosen by restarts' agreement."""
 
     lsa_dimensions: int = 50  # at most; fewer for few papers (papers_per_dimension)
     papers_per_dimension: int = 6
     lsa_min_papers: int = 20  # fewer papers are clustered on their TF-IDF vectors directly
     restarts: int = 4  # k-means runs per k; their agreement measures how real a k is
-    final_restarts: int = 10  # k-means runs at the chosen k; the lowest inertia wins
+    consensus_runs: int = 20  # k-means runs that vote on the final themes (_consensus.py)
+    consensus_spread: int = 2  # their k goes from k - spread to k + spread
     themes_per_decade: float = 3.0  # target k = this × log10(n papers)
     window: tuple[float, float] = (0.7, 1.5)  # k tried: this range × target
     target_penalty: float = 0.3  # agreement given up per unit of |log(k / target)|
-    selection_sample: int = 2500  # papers used to choose k (all are clustered)
+    selection_sample: int = 2500  # papers used to choose k and to vote (all are clustered)
     max_share: float = 0.35  # a bigger theme is split in two while there is room
 
     def group(self, papers: Sequence[Paper], *, max_themes: int, seed: int) -> list[Theme]:
@@ -69,25 +72,22 @@ class TfidfThemes:
         return normalize(svd.fit_transform(tfidf))
 
     def cluster_vectors(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
-        """k-means at the most reproducible k near the size-based target, then tidied."""
+        """k-means consensus at the most reproducible k near the size-based target, then tidied."""
         n = len(vectors)
-        candidates = self.candidate_ks(n, max_themes, distinct=_distinct_rows(vectors))
+        candidates = self.candidate_ks(n, max_themes, distinct=distinct_rows(vectors))
         if not candidates:
             return np.zeros(n, dtype=int)
         k = self._choose_k(vectors, candidates, seed)
-        model = KMeans(n_clusters=k, n_init=self.final_restarts, random_state=seed)
-        labels = model.fit_predict(vectors)
+        labels = consensus_labels(vectors, k, runs=self.consensus_runs,
+                                  spread=self.consensus_spread, seed=seed,
+                                  sample=self.selection_sample)
         labels = merge_small_clusters(vectors, labels, min_theme_size(n))
         return self._split_oversized(vectors, labels, max_themes, seed)
 
     def _choose_k(self, vectors: np.ndarray, candidates: range, seed: int) -> int:
         """The k whose k-means restarts agree best, less a penalty for straying from the target."""
         target = self.target_themes(len(vectors))
-        if len(vectors) > self.selection_sample:
-            rows = np.random.RandomState(seed).choice(
-                len(vectors), self.selection_sample, replace=False
-            )
-            vectors = vectors[np.sort(rows)]
+        vectors = vectors[sample_rows(len(vectors), self.selection_sample, seed)]
         scores = {}
         for k in candidates:
             _, agreement = self._kmeans_restarts(vectors, k, seed)
@@ -130,7 +130,7 @@ class TfidfThemes:
             if sizes[biggest] <= self.max_share * len(vectors) or len(sizes) >= max_themes:
                 break
             members = np.flatnonzero(labels == biggest)
-            if _distinct_rows(vectors[members]) < 2:
+            if distinct_rows(vectors[members]) < 2:
                 break
             halves, _ = self._kmeans_restarts(vectors[members], 2, seed)
             if min(np.bincount(halves, minlength=2)) < smallest:
@@ -138,10 +138,6 @@ class TfidfThemes:
             labels = labels.copy()
             labels[members[halves == 1]] = len(sizes)
         return labels
-
-
-def _distinct_rows(vectors: np.ndarray) -> int:
-    return len(np.unique(vectors.round(6), axis=0))
 
 
 def min_theme_size(n_papers: int) -> int:
