@@ -122,12 +122,13 @@ def test_papers_seen_more_often_come_first_among_equals():
 
 
 def test_hand_labelled_seeds_agree_above_the_measured_floor(seeds, seed_themes):
-    """Measured 0.409 ARI / 0.586 NMI on 150 hand-labelled papers (7 labels)."""
+    """Measured 0.427 ARI / 0.592 NMI on 150 hand-labelled papers (7 labels), 0.455 / 0.611
+    averaged over seeds 0-3 (k-means consensus; one best-inertia k-means gave 0.397 / 0.577)."""
     labels = seed_labels(seeds)
     assert len(labels) >= 100 and len(set(labels.values())) >= 5
     ari, nmi = agreement(assignment(seed_themes), labels)
-    assert ari >= 0.37
-    assert nmi >= 0.54
+    assert ari >= 0.40
+    assert nmi >= 0.56
 
 
 def test_fixed_sections_take_their_papers_and_the_rest_is_clustered():
