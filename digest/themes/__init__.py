@@ -11,7 +11,12 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
 3. k-means: k is chosen among a window around a size-based target (3 × log10(n)
    themes: ~4 for 30 papers, 6-7 for 100-300, ~10 for 2,000, never over
    max_themes) as the k whose k-means restarts agree best, less a penalty for
-   straying from the target; the final run keeps the best of 10 restarts.
+   straying from the target. The themes are then a consensus (``_consensus``):
+   20 k-means runs with k - 2 … k + 2 clusters vote on which papers go together,
+   and average linkage on that vote cuts k themes (over 2,500 papers the vote runs
+   on a fixed sample and the rest join the nearest theme). It beats the best of 10
+   restarts on the benchmarks: arXiv ARI 0.40 → 0.46, subsample stability 0.67 →
+   0.78 (bench_themes.py).
    Clusters smaller than max(3, 2% of papers) are folded into their nearest
    neighbour; a theme over 35% of the papers is split while there is room.
 4. Names: class-based TF-IDF (c-TF-IDF, as in BERTopic) over the clusters, title
