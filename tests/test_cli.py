@@ -55,7 +55,7 @@ def test_newsletter_writes_the_issue_prints_its_path_and_reports(tmp_path):
     assert report["outputs"]["markdown"] == str(path)
     assert set(report["counts"]) >= REPORT_COUNTS
     assert set(report["llm"]) >= REPORT_LLM
-    assert report["counts"]["records_read"] == 38
+    assert report["counts"]["records_read"] == 40
     assert report["counts"]["papers_in_issue"] == 30
     assert report["llm"]["backend"] == "offline"
     assert report["llm"]["calls"] == 0
@@ -102,7 +102,7 @@ def test_a_missing_source_is_reported_and_the_others_still_read(tmp_path):
     result = newsletter(tmp_path, str(missing), str(EXAMPLES), "--week", "2026-W47")
     assert result.exit_code == 0, result.output
     report = read_report(tmp_path)
-    assert report["counts"]["records_read"] == 38
+    assert report["counts"]["records_read"] == 40
     assert any(str(missing) in error for error in report["errors"])
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.dedup import deduplicate
 from digest.errors import SourceError
 from digest.ingest import load_sources, parse_text
 from digest.ingest.daily_papers import parse_daily_papers
@@ -102,9 +103,19 @@ def test_seed_pages_keep_their_counts(seeds):
 
 def test_examples_keep_their_counts_and_get_dated_from_their_names():
     examples = Path(__file__).resolve().parents[1] / "examples"
-    result = load_sources([str(examples)])
+    result = load_sources([str(examples / "*.txt")])
     assert len(result.records) == 38 and result.warnings == []
     assert {r.published for r in result.records} == {dt.date(2026, 11, d) for d in (16, 18, 20)}
+
+
+def test_examples_reading_list_enriches_two_papers_with_links_and_authors():
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    papers = {p.title.split(":")[0]: p
+              for p in deduplicate(load_sources([str(examples)]).records).papers}
+    assert len(papers) == 30
+    assert papers["ToolWeaver"].url == "https://papers.example.org/2026/toolweaver"
+    assert papers["ToolWeaver"].times_seen == 4
+    assert papers["GraspFormer"].authors[0] == "Tomasz Wierzbicki"
 
 
 PAGE_PARTS = st.sampled_from([
