@@ -23,6 +23,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,6 +114,10 @@ class FakeOpenAI:
             self._script.extend(replies)
 
     @property
+    def embedding_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if _route(r.path).endswith("/embeddings")]
+
+    @property
     def chat_requests(self) -> list[Recorded]:
         return [r for r in self.requests if _route(r.path).endswith("/chat/completions")]
 
@@ -172,6 +177,9 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = {}
             headers = {name.lower(): value for name, value in self.headers.items()}
             server._record(Recorded(self.path, headers, body, raw))
+            if _route(self.path).endswith("/embeddings"):
+                self._send(200, _embeddings(body))
+                return
             if not _route(self.path).endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
@@ -233,6 +241,21 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "choices": [{"index": 0, "finish_reason": reply.finish_reason,
                          "message": {"role": "assistant", "content": content}}],
             **({"usage": usage} if reply.usage else {})}
+
+
+def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """Bag-of-words vectors hashed into 64 dimensions: texts that share words point alike."""
+    texts = body.get("input") or []
+    texts = [texts] if isinstance(texts, str) else texts
+    data = []
+    for index, text in enumerate(texts):
+        vector = [0.0] * 64
+        for word in re.findall(r"[a-z]{4,}", text.lower()):
+            vector[zlib.crc32(word.encode()) % 64] += 1.0
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    tokens = sum(_COUNTER.count(text) for text in texts)
+    return {"object": "list", "data": data, "model": body.get("model", "fake"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
 def smart_answer(body: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import openai
@@ -16,6 +17,7 @@ from digest.themes import CachedEmbedder, EmbeddingThemes, OpenAIEmbedder, group
 from tests.fixtures.themes.evalsets import agreement, assignment
 
 from .conftest import EXAMPLES
+from .fake_openai import FakeOpenAI
 from .test_themes import TOPICS, topical_papers
 
 WORDS = [word for title, _ in TOPICS.values() for word in title.lower().split()[:2]]
@@ -94,3 +96,21 @@ def test_cli_rejects_an_unknown_themes_backend():
     result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
                                       "--backend", "offline", "--themes", "lda"])
     assert result.exit_code == 2 and "--themes lda: unknown" in result.output
+
+
+def test_cli_themes_from_a_real_embeddings_server_are_cached_in_the_store(tmp_path):
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--themes", "embeddings", "--state", str(state), "--out", str(out)]
+    with FakeOpenAI() as server:
+        first = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        assert first.exit_code == 0, first.output
+        asked = len(server.embedding_requests)
+        texts = sum(len(r.body["input"]) for r in server.embedding_requests)
+        second = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        assert second.exit_code == 0, second.output
+        assert len(server.embedding_requests) == asked  # every vector came from the store
+    assert asked >= 1 and texts == 30  # one vector per paper
+    issue = (out / "2026-W47.md").read_text(encoding="utf-8")
+    assert len(re.findall(r"^- \*\*", issue, re.MULTILINE)) == 30
+    assert len(re.findall(r"^## ", issue, re.MULTILINE)) >= 2 + 3  # TL;DR, contents, 3+ themes
