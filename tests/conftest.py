@@ -17,8 +17,10 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     """No test reads the developer's keys, state or config."""
     home = tmp_path / "digest-home"
     monkeypatch.setenv("DIGEST_HOME", str(home))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DIGEST_MODEL", "DIGEST_STATE",
-                 "DIGEST_RAISE_ERRORS"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_VERSION", "DIGEST_MODEL",
+                 "DIGEST_STATE", "DIGEST_RAISE_ERRORS", "DIGEST_MAIL_FROM", "DIGEST_MAIL_TO",
+                 "DIGEST_SMTP_HOST", "DIGEST_SMTP_PORT", "DIGEST_SMTP_USER",
+                 "DIGEST_SMTP_PASSWORD", "DIGEST_SMTP_STARTTLS", "XDG_DATA_HOME"):
         monkeypatch.delenv(name, raising=False)
     return home
 
