@@ -8,7 +8,6 @@ how far it got.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Sequence
@@ -80,7 +79,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                           backend=options.theme_backend)
     summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
                             counter=TokenCounter(backend.model if backend else None),
-                            budget=options.budget, store=store, nonce=_nonce(papers),
+                            budget=options.budget, store=store, nonce=store.nonce(options.week),
                             limits=options.llm)
     batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
     summaries = summarizer.summarize(themes, by_id, batches)
@@ -158,12 +157,3 @@ def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[P
     kept = [paper for paper in papers
             if not any(name in published for name in known_names(paper))]
     return kept, len(papers) - len(kept)
-
-
-def _nonce(papers: Sequence[Paper]) -> str:
-    """Delimiter nonce: unguessable from inside one abstract, but the same on a re-run."""
-    digest = hashlib.sha256()
-    for paper in papers:
-        digest.update(f"{paper.id}\0{paper.title}\0{paper.abstract}\0".encode())
-    return digest.hexdigest()[:12]
-

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import secrets
 import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import astuple, dataclass, fields
@@ -51,6 +52,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE inbox (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
                         record TEXT NOT NULL, used_in TEXT,
                         added_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+    """,
+    # 4: the store's own secret, for prompt delimiters nobody outside can predict.
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
 )
 
@@ -142,6 +147,17 @@ class Store:
 
     def weeks(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT week FROM issues ORDER BY week DESC")]
+
+    def nonce(self, week: str) -> str:
+        """The prompt-delimiter nonce of ``week``: derived from a random secret kept in the
+        store, so no abstract can guess it, and the same on every re-run of the week (the
+        LLM cache keeps working when a week's listings grow)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('secret', ?)",
+                             (secrets.token_hex(16),))
+            secret = self._db.execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()[0]
+        return hashlib.sha256(f"{secret}\0{week}".encode()).hexdigest()[:12]
 
     # The inbox: records waiting for an issue -----------------------------------------
 

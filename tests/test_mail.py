@@ -287,3 +287,26 @@ def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, m
                        if line.startswith("1. ["))  # the first entry of the contents
     assert first_theme.replace("\\", "") in text
     assert "ToolWeaver" not in text  # W46 carried it: the mail leaves it out like the issue
+
+
+def test_store_nonce_is_secret_per_store_and_stable_per_week(tmp_path):
+    with Store(tmp_path / "a.sqlite") as a, Store(tmp_path / "b.sqlite") as b:
+        assert a.nonce("2026-W47") == a.nonce("2026-W47")
+        assert a.nonce("2026-W47") != a.nonce("2026-W48")
+        assert a.nonce("2026-W47") != b.nonce("2026-W47")  # a random secret, not the papers
+    with Store(tmp_path / "a.sqlite") as again:
+        assert len(again.nonce("2026-W47")) == 12
+
+
+def test_a_week_whose_listings_grow_asks_only_what_changed(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    extra = Path(__file__).parent / "fixtures" / "one_more_agents_paper.json"
+    with FakeOpenAI() as server:
+        args = ["newsletter", "--backend", "openai", "--base-url", server.url, "--week",
+                "2026-W47", "--state", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out"),
+                str(EXAMPLES)]
+        assert CliRunner().invoke(app, args).exit_code == 0
+        first = len(server.chat_requests)
+        assert CliRunner().invoke(app, [*args, str(extra)]).exit_code == 0
+        second = len(server.chat_requests) - first
+    assert 0 < second < first  # the themes the new paper left alone come from the cache
