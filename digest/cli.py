@@ -30,7 +30,7 @@ from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
 from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
-from .outputs import feed_base, parse_formats
+from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
 from .render import Renderer
 from .report import RunReport, write_report
@@ -286,6 +286,9 @@ def email(
     state: Annotated[Path | None, typer.Option(
         help="State store to reuse for the LLM cache and the inbox; nothing is marked "
         "published [default: none].")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="The newsletter's output folder: its history gives the rising themes "
+        "[default: none].")] = None,
     backend: Backend = None,
     model: Model = None,
     config: ConfigPath = None,
@@ -321,8 +324,9 @@ def email(
             built = _build(sources, options, choices, settings, store, run, themes)
         _stop_after_llm(run, False, fail_on_degraded)
         renderer = Renderer(options.templates_dir)
-        message = build_message(built.issue, text=renderer.text(built.issue),
-                                html=renderer.html(built.issue), settings=mail)
+        history = past_issues(load_history(out)) if out is not None else []
+        message = build_message(built.issue, text=renderer.text(built.issue, history=history),
+                                html=renderer.html(built.issue, history=history), settings=mail)
         if eml:
             sys.stdout.buffer.write(as_eml(message))
             sys.stdout.flush()

@@ -102,7 +102,7 @@ def publish(issue: Issue, out_dir: Path, *, formats: Iterable[str] = ("md",),
     renderer = renderer or Renderer()
     base = feed_base(site_url)
     history = load_history(out)
-    earlier = [entry.past() for entry in history.values()]
+    earlier = past_issues(history)
     # Everything is rendered before anything is written: a broken template changes no file.
     files = {out / f"{issue.week}.{fmt}": renderer.render(issue, fmt, history=earlier)
              for fmt in parse_formats(list(formats))}
@@ -176,6 +176,11 @@ def archive_entry(week: str, names: set[str], known: HistoryEntry | None,
         papers=known.papers if known else None, intro=known.intro if known else "",
         themes=tuple(t.title for t in known.themes[:INDEX_THEMES]) if known else (),
         tldr=known.tldr if known else ())
+
+
+def past_issues(history: dict[str, HistoryEntry]) -> list[PastIssue]:
+    """What "rising themes" compares with (the renderer keeps only weeks before the issue's)."""
+    return [entry.past() for entry in history.values()]
 
 
 def load_history(out: Path) -> dict[str, HistoryEntry]:

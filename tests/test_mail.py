@@ -277,7 +277,7 @@ def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, m
         assert weekly.exit_code == 0, weekly.output
         calls = len(server.chat_requests)
         assert calls > 0
-        mail = CliRunner().invoke(app, ["email", str(EXAMPLES), "--eml", *llm])
+        mail = CliRunner().invoke(app, ["email", str(EXAMPLES), "--eml", "--out", str(out), *llm])
         assert mail.exit_code == 0, mail.output
         assert len(server.chat_requests) == calls  # every answer came from the cache
     message = email.message_from_bytes(mail.stdout_bytes, policy=email.policy.default)
@@ -287,6 +287,7 @@ def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, m
                        if line.startswith("1. ["))  # the first entry of the contents
     assert first_theme.replace("\\", "") in text
     assert "ToolWeaver" not in text  # W46 carried it: the mail leaves it out like the issue
+    assert "## Rising themes" in issue and "Rising themes" in text  # --out: the same history
 
 
 def test_store_nonce_is_secret_per_store_and_stable_per_week(tmp_path):
