@@ -144,8 +144,10 @@ def newsletter(
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
-    """The weekly job: write OUT/<YYYY-Www>.md and print its path. With no SOURCE, the issue
-    is made of what `digest ingest` kept in the state store."""
+    """The weekly job: write OUT/<YYYY-Www>.md and print its path.
+
+    With no SOURCE, the issue is made of what `digest ingest` kept in the state store.
+    """
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
@@ -244,8 +246,10 @@ def ingest(
     strict: Strict = False,
     verbose: Verbose = 0,
 ) -> None:
-    """Keep listings in the state store for the next issue (for a mail hook: `digest ingest -`
-    reads one listing e-mail on stdin). Exit 75 when the store is busy: try again later."""
+    """Keep listings in the state store for the next issue (a mail hook reads stdin).
+
+    `digest ingest -` reads one listing e-mail on stdin. Exit 75 when the store is busy.
+    """
     _setup_logging(verbose)
     run = RunReport()
     with _handled(report, run):
@@ -304,8 +308,10 @@ def email(
     timeout: Timeout = None,
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
-    """Build the issue and send it by SMTP as one MIME message (text + HTML), or with --eml
-    write the message to stdout. Exit 75 when the SMTP server is unavailable: try again later."""
+    """Send the issue by SMTP as one MIME message (text + HTML), or --eml to stdout.
+
+    Exit 75 when the SMTP server is unavailable or defers the message: try again later.
+    """
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
