@@ -152,8 +152,8 @@ def newsletter(
     run = RunReport(week=week)
     with _handled(report, run):
         settings = load_config(config)
-        options = _options(settings, week, fmt, strict, include_published, max_themes, prompts)
-        options.templates_dir = _templates_dir(templates, settings)
+        options = _options(settings, week, fmt, strict, include_published, max_themes, prompts,
+                           templates)
         wanted = parse_formats(formats)  # bad values are usage errors before any work
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
@@ -203,8 +203,8 @@ def summarize(
     with _handled(report, run):
         _require_sources(sources)
         settings = load_config(config)
-        options = _options(settings, week, fmt, strict, True, max_themes, prompts)
-        options.templates_dir = _templates_dir(templates, settings)
+        options = _options(settings, week, fmt, strict, True, max_themes, prompts,
+                           templates)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
         with Store(":memory:") as store:
@@ -322,8 +322,8 @@ def email(
                               "stdin (or --state to mail what `digest ingest` kept)")
         # The same selection as `digest newsletter`, so that with --state the mail is that issue
         # and its LLM answers come from the cache.
-        options = _options(settings, week, fmt, strict, False, max_themes, prompts)
-        options.templates_dir = _templates_dir(templates, settings)
+        options = _options(settings, week, fmt, strict, False, max_themes, prompts,
+                           templates)
         options.use_inbox = state is not None
         choices = LLMChoices(backend, model, base_url, timeout)
         with Store(state or ":memory:") as store:
@@ -398,7 +398,8 @@ def _require_sources(sources: list[str] | None) -> None:
 
 
 def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
-             include_published: bool, max_themes: int | None, prompts: Path | None) -> Options:
+             include_published: bool, max_themes: int | None, prompts: Path | None,
+             templates: Path | None) -> Options:
     week = week or current_week()
     parse_week(week)  # a bad --week is a usage error before any work is done
     prompts_dir = resolve("prompts", prompts, settings)
@@ -406,6 +407,7 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
                    include_published=include_published,
                    max_themes=resolve("max_themes", max_themes, settings, 10),
                    prompts_dir=Path(prompts_dir) if prompts_dir else None,
+                   templates_dir=_templates_dir(templates, settings),
                    sections=settings.get("themes", ()))
 
 
