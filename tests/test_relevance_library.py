@@ -30,8 +30,8 @@ def test_bibtex_export_with_nested_braces_accents_macros_and_comments() -> None:
     assert safe.authors == ("Javier García", "Fernando Fernández") and safe.arxiv_id is None
     book = by_title["Reinforcement Learning: An Introduction (Second Edition) \u2013 & More"]
     assert book.authors == ("Richard S. Sutton", "Andrew G. Barto", "The MIT Press Team")
-    assert [r.sighting.line for r in records] == [7, 21, 28, 38, 47]
-    assert warnings == ["library.bib:54: @misc{notitle2024} has no title; skipped"]
+    assert [r.sighting.line for r in records] == [9, 23, 30, 40, 49]
+    assert warnings == ["library.bib:56: @misc{notitle2024} has no title; skipped"]
 
 
 def test_bibtex_string_macros_concatenate_and_months_expand() -> None:
@@ -39,6 +39,9 @@ def test_bibtex_string_macros_concatenate_and_months_expand() -> None:
             'note = jan}\n')
     (record,), _ = parse_bibtex(text, "x.bib")
     assert record.title == "A Conf paper"
+    (record,), _ = parse_bibtex('@preamble("x {)} y")\n@comment(skip)\n@misc(k, title={T})',
+                                "y.bib")
+    assert record.title == "T" and record.sighting.line == 3
 
 
 @pytest.mark.parametrize("text, line, problem", [

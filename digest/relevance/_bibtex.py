@@ -87,7 +87,7 @@ def _read_entry(cursor: _Cursor, kind: str, start: int,
     closer = "}" if opener == "{" else ")"
     cursor.pos += 1
     if kind in _SKIPPED:
-        _skip_balanced(cursor, start)
+        _skip_balanced(cursor, start) if opener == "{" else _skip_parenthesized(cursor, start)
         return None
     if kind == "string":
         macros.update(_read_fields(cursor, closer, start, macros))
@@ -164,6 +164,18 @@ def _skip_balanced(cursor: _Cursor, start: int) -> str:
         if depth == 0:
             return text[begin:cursor.pos - 1]
     raise cursor.fail("this entry is never closed (a '}' is missing)", start)
+
+
+def _skip_parenthesized(cursor: _Cursor, start: int) -> None:
+    """Past the ')' that closes '@comment(' or '@preamble(', outside braces."""
+    depth = 0
+    while cursor.pos < len(cursor.text):
+        ch = cursor.text[cursor.pos]
+        cursor.pos += 1
+        if ch == ")" and depth == 0:
+            return
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+    raise cursor.fail("this entry is never closed (a ')' is missing)", start)
 
 
 def _read_quoted(cursor: _Cursor, start: int) -> str:

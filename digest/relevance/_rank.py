@@ -77,7 +77,7 @@ def rank(papers: Sequence[Paper], profile: Profile | None, *,
     scored = [_score(i, paper, context, library, similarity) for i, paper in enumerate(kept)]
     order = sorted(range(len(kept)), key=lambda i: (-scored[i].score, i))
     return Ranking(tuple(scored[i] for i in order), tuple(excluded),
-                   method if similarity else "profile")
+                   similarity.method if similarity else "profile")
 
 
 def select(ranking: Ranking | Sequence[Ranked], max_papers: int | None

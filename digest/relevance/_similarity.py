@@ -34,6 +34,7 @@ class Similarity:
     percentile: tuple[float, ...]
     nearest: tuple[int, ...]
     nearest_cosine: tuple[float, ...]
+    method: Method = "learned"  # "centroid" when asked, or when no week paper is a negative
 
 
 def library_similarity(week: Sequence[Paper], library: Sequence[Record | Paper],
@@ -42,12 +43,11 @@ def library_similarity(week: Sequence[Paper], library: Sequence[Record | Paper],
     matrix = _tfidf([_text(p) for p in library] + [_text(p) for p in week])
     lib, wk = matrix[: len(library)], matrix[len(library):]
     in_library = _in_library(week, library)
-    if method == "learned" and not all(in_library):
-        scores = _svm_scores(lib, wk, in_library)
-    else:
-        scores = _centroid_scores(lib, wk)
+    if all(in_library):
+        method = "centroid"  # nothing to learn "not this" from
+    scores = _svm_scores(lib, wk, in_library) if method == "learned" else _centroid_scores(lib, wk)
     nearest, cosine = _nearest(lib, wk)
-    return Similarity(tuple(scores), tuple(_percentiles(scores)), nearest, cosine)
+    return Similarity(tuple(scores), tuple(_percentiles(scores)), nearest, cosine, method)
 
 
 def _text(paper: Record | Paper) -> str:
