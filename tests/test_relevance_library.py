@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.errors import SourceError
 from digest.relevance import load_library, parse_bibtex, parse_zotero_csv
@@ -106,3 +108,30 @@ def test_bad_library_files_are_errors_naming_the_file(tmp_path: Path, name: str,
     else:  # a JSON-lines file keeps its good lines and warns about the bad one, by line
         assert name == "liked.jsonl" and len(library.records) == 2
         assert any(w.startswith(f"{path}:2: not a JSON object") for w in library.warnings)
+
+
+BIB_PIECES = ["@article{", "@string{", "@comment{", "@preamble(", "@misc(", "key,", "title",
+              " = ", "{", "}", '"', "#", ",", ")", "(", "\\", '\\"', "and", "\n", "x", "@", "é"]
+
+
+@given(st.lists(st.sampled_from(BIB_PIECES), max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_bibtex_text_parses_or_fails_with_a_line(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    try:
+        records, _ = parse_bibtex(text, "fuzz.bib")
+    except SourceError as error:
+        assert error.line is not None and 1 <= error.line <= text.count("\n") + 1
+    else:
+        assert all(r.title and r.sighting.source == "fuzz.bib" for r in records)
+
+
+@given(st.text(alphabet='"Title,Abstract Note\n\r x;é', max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_any_zotero_csv_text_parses_or_fails_with_a_line(body: str) -> None:
+    try:
+        records, _ = parse_zotero_csv('"Title","Abstract Note"\n' + body, "fuzz.csv")
+    except SourceError as error:
+        assert error.line is not None and error.line >= 2
+    else:
+        assert all(r.title for r in records)

@@ -157,3 +157,10 @@ def test_heavy_libraries_are_imported_inside_functions_only() -> None:
 def test_upvotes_is_an_optional_field() -> None:
     assert paper(0, "x").upvotes is None
     assert dataclasses.replace(paper(0, "x"), upvotes=3).upvotes == 3
+
+
+@pytest.mark.parametrize("method", ["learned", "centroid"])
+def test_titles_without_words_still_rank_in_input_order(method: str) -> None:
+    week = [paper(0, "∑∑"), paper(1, "12 34"), paper(2, "the of")]
+    ranking = rank(week, Profile(), library=[paper(9, "∫")], method=method)  # type: ignore[arg-type]
+    assert [r.paper.id for r in ranking.ranked] == ["p0", "p1", "p2"]
