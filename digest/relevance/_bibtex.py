@@ -87,7 +87,7 @@ def _read_entry(cursor: _Cursor, kind: str, start: int,
     closer = "}" if opener == "{" else ")"
     cursor.pos += 1
     if kind in _SKIPPED:
-        _skip_balanced(cursor, start) if opener == "{" else _skip_parenthesized(cursor, start)
+        _scan(cursor, start, closer)
         return None
     if kind == "string":
         macros.update(_read_fields(cursor, closer, start, macros))
@@ -153,45 +153,30 @@ def _read_value(cursor: _Cursor, start: int, macros: dict[str, str]) -> str:
 
 def _skip_balanced(cursor: _Cursor, start: int) -> str:
     """The text up to the '}' that closes an already-opened '{', braces inside kept."""
-    depth, begin, text = 1, cursor.pos, cursor.text
-    while cursor.pos < len(text):
-        ch = text[cursor.pos]
-        if ch == "\\":
-            cursor.pos += 2
-            continue
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        cursor.pos += 1
-        if depth == 0:
-            return text[begin:cursor.pos - 1]
-    raise cursor.fail("this entry is never closed (a '}' is missing)", start)
-
-
-def _skip_parenthesized(cursor: _Cursor, start: int) -> None:
-    """Past the ')' that closes '@comment(' or '@preamble(', outside braces."""
-    depth = 0
-    while cursor.pos < len(cursor.text):
-        ch = cursor.text[cursor.pos]
-        cursor.pos += 1
-        if ch == ")" and depth == 0:
-            return
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-    raise cursor.fail("this entry is never closed (a ')' is missing)", start)
+    return _scan(cursor, start, "}")
 
 
 def _read_quoted(cursor: _Cursor, start: int) -> str:
     cursor.pos += 1
+    return _scan(cursor, start, '"')
+
+
+def _scan(cursor: _Cursor, start: int, closer: str) -> str:
+    """The text up to ``closer`` outside braces (backslash escapes skipped); the cursor
+    goes past it."""
     depth, begin, text = 0, cursor.pos, cursor.text
     while cursor.pos < len(text):
         ch = text[cursor.pos]
         if ch == "\\":
             cursor.pos += 2
             continue
-        if ch == '"' and depth == 0:
-            cursor.pos += 1
+        cursor.pos += 1
+        if ch == closer and depth == 0:
             return text[begin:cursor.pos - 1]
         depth += {"{": 1, "}": -1}.get(ch, 0)
-        cursor.pos += 1
-    raise cursor.fail('a "quoted" value is never closed', start)
+    missing = 'a "quoted" value is never closed' if closer == '"' else \
+        f"this entry is never closed (a '{closer}' is missing)"
+    raise cursor.fail(missing, start)
 
 
 def _read_name(cursor: _Cursor) -> str:
