@@ -12,7 +12,7 @@ from digest.dedup import deduplicate
 from digest.errors import ConfigError
 from digest.ingest import load_sources
 from digest.models import Paper, Sighting
-from digest.relevance import Profile, Ranked, rank, select
+from digest.relevance import Profile, Ranked, rank, ranking_report, select
 
 FIXTURES = Path(__file__).parent / "fixtures" / "relevance"
 
@@ -164,3 +164,16 @@ def test_titles_without_words_still_rank_in_input_order(method: str) -> None:
     week = [paper(0, "∑∑"), paper(1, "12 34"), paper(2, "the of")]
     ranking = rank(week, Profile(), library=[paper(9, "∫")], method=method)  # type: ignore[arg-type]
     assert [r.paper.id for r in ranking.ranked] == ["p0", "p1", "p2"]
+
+
+def test_the_report_accounts_for_every_paper() -> None:
+    week = [paper(0, "A survey"), paper(1, "robots"), paper(2, "b"), paper(3, "c")]
+    ranking = rank(week, Profile(keywords=("robot",), exclude=("survey",)))
+    top, rest = select(ranking, 2)
+    report = ranking_report(ranking, top, rest)
+    assert report == {"method": "profile", "papers_ranked": 3, "papers_selected": 2,
+                      "papers_also": 1, "papers_left_out": 0, "papers_excluded": 1,
+                      "excluded": [{"id": "p0", "title": "A survey", "term": "survey"}]}
+    hidden = ranking_report(ranking, top, rest, rest_shown=False)
+    assert (hidden["papers_also"], hidden["papers_left_out"]) == (0, 1)
+    assert report["papers_selected"] + report["papers_also"] + report["papers_excluded"] == 4

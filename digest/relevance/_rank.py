@@ -26,7 +26,7 @@ from ._match import NameKey, Phrase, fold, name_key, phrases
 from ._profile import Profile
 from ._similarity import Method, Similarity, library_similarity
 
-__all__ = ["Excluded", "Ranked", "Ranking", "rank", "select"]
+__all__ = ["Excluded", "Ranked", "Ranking", "rank", "ranking_report", "select"]
 
 KEYWORD_WEIGHT = 1.0
 AUTHOR_WEIGHT = 1.0
@@ -89,6 +89,21 @@ def select(ranking: Ranking | Sequence[Ranked], max_papers: int | None
     if isinstance(max_papers, bool) or not isinstance(max_papers, int) or max_papers < 1:
         raise ConfigError(f"max_papers must be a whole number of at least 1, not {max_papers!r}")
     return ranked[:max_papers], ranked[max_papers:]
+
+
+def ranking_report(ranking: Ranking, top: Sequence[Ranked], rest: Sequence[Ranked],
+                   *, rest_shown: bool = True) -> dict[str, object]:
+    """The run report's "relevance" block: every paper of the week accounted for."""
+    return {
+        "method": ranking.method,
+        "papers_ranked": len(ranking.ranked),
+        "papers_selected": len(top),
+        "papers_also": len(rest) if rest_shown else 0,
+        "papers_left_out": 0 if rest_shown else len(rest),
+        "papers_excluded": len(ranking.excluded),
+        "excluded": [{"id": e.paper.id, "title": e.paper.title, "term": e.term}
+                     for e in ranking.excluded],
+    }
 
 
 def _drop_excluded(papers: Sequence[Paper], profile: Profile
