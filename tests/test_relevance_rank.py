@@ -177,3 +177,8 @@ def test_the_report_accounts_for_every_paper() -> None:
     hidden = ranking_report(ranking, top, rest, rest_shown=False)
     assert (hidden["papers_also"], hidden["papers_left_out"]) == (0, 1)
     assert report["papers_selected"] + report["papers_also"] + report["papers_excluded"] == 4
+
+
+def test_an_unknown_method_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="use one of learned, centroid"):
+        rank([paper(0, "x")], Profile(keywords=("x",)), method="bm25")  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ from ..normalize import title_key
 from ._library import load_library
 from ._match import NameKey, Phrase, fold, name_key, phrases
 from ._profile import Profile
-from ._similarity import Method, Similarity, library_similarity
+from ._similarity import METHODS, Method, Similarity, library_similarity
 
 __all__ = ["Excluded", "Ranked", "Ranking", "rank", "ranking_report", "select"]
 
@@ -65,7 +65,10 @@ def rank(papers: Sequence[Paper], profile: Profile | None, *,
          library: Sequence[Record | Paper] | None = None,
          method: Method = "learned") -> Ranking:
     """Rank ``papers`` for ``profile``; the library is read from the profile's files unless
-    given. Deterministic: the same input gives the same order."""
+    given (a library file that cannot be read raises ``SourceError``). Deterministic: the
+    same input gives the same order."""
+    if method not in METHODS:
+        raise ConfigError(f"ranking method {method!r}: use one of {', '.join(METHODS)}")
     if library is None:
         library = load_library(profile.library).records if profile and profile.library else ()
     if not profile and not library:
