@@ -32,6 +32,7 @@ class Record:
     url: str | None = None
     authors: tuple[str, ...] = ()
     published: dt.date | None = None
+    upvotes: int | None = None  # Hugging Face upvotes, when the source carries them
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Paper:
     published: dt.date | None = None
     arxiv_id: str | None = None
     sightings: tuple[Sighting, ...] = ()
+    upvotes: int | None = None  # Hugging Face upvotes (the highest a source reported)
 
     @property
     def times_seen(self) -> int:

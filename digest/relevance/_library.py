@@ -1,0 +1,72 @@
+"""The reader's library: the papers they liked, from any format digest reads, BibTeX
+(``.bib``) and Zotero's CSV export.
+
+A library file that cannot be read, or holds no paper, is a ``SourceError`` naming the
+file (and the line where one is known): a profile that silently lost its library would
+rank the week by keywords alone without saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SourceError
+from ..ingest import load_sources
+from ..ingest.decoding import decode
+from ..ingest.fetch import Fetcher
+from ..ingest.sources import read
+from ..models import Record
+from ._bibtex import parse_bibtex
+from ._zotero import looks_like_zotero_csv, parse_zotero_csv
+
+__all__ = ["Library", "load_library"]
+
+logger = logging.getLogger("digest")
+
+
+@dataclass(frozen=True)
+class Library:
+    records: tuple[Record, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+
+def load_library(paths: Sequence[Path | str]) -> Library:
+    """Every paper of every library file, in order; warnings about entries skipped."""
+    records: list[Record] = []
+    warnings: list[str] = []
+    for path in paths:
+        found, notes = _read_one(str(path))
+        if not found:
+            raise SourceError(str(path), "this library file holds no paper",
+                              fix="export the papers you liked again, or remove the file "
+                                  "from [profile] library")
+        records.extend(found)
+        warnings.extend(notes)
+    return Library(tuple(records), tuple(warnings))
+
+
+def _read_one(name: str) -> tuple[list[Record], list[str]]:
+    """BibTeX and Zotero CSV here; everything else by digest's ingest (which logs)."""
+    suffix = Path(name).suffix.lower()
+    text = _text(name) if suffix in (".bib", ".csv") else ""
+    if suffix == ".bib" or (suffix == ".csv" and looks_like_zotero_csv(text[:4096])):
+        records, warnings = (parse_bibtex if suffix == ".bib" else parse_zotero_csv)(text, name)
+        for warning in warnings:
+            logger.warning("%s", warning)
+        return records, warnings
+    result = load_sources([name], strict=True)
+    return result.records, result.warnings
+
+
+def _text(name: str) -> str:
+    raw = read(name, stdin=None, fetcher=Fetcher)
+    if isinstance(raw.data, str):
+        return raw.data
+    text, note = decode(raw.data, name, None)
+    if note:
+        logger.warning("%s", note)
+    return text
+

@@ -1,0 +1,65 @@
+"""A link for every paper: the source's own, else its arXiv page, else a title search.
+
+The search link is built by digest from a fixed host: arXiv's title search
+(``https://arxiv.org/search/?query=…&searchtype=title``). arXiv, not Hugging Face's paper
+search, because every paper a Daily Papers page lists is an arXiv paper but not every arXiv
+paper is on Hugging Face, and arXiv's title search matches the words of the title rather
+than a semantic guess. The title only ever becomes a percent-encoded query value: its
+punctuation is dropped (arXiv's search ignores it), its length capped, and the result
+encoded with ``urllib.parse.quote(safe="")``, so no character of it can end the URL, the
+Markdown link or the HTML attribute it lands in.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, urlsplit
+
+from ..models import Paper
+from ..normalize import arxiv_abs_url
+
+__all__ = ["Link", "SEARCH_URL", "paper_link", "title_search_url"]
+
+SEARCH_URL = "https://arxiv.org/search/?query={query}&searchtype=title"
+MAX_QUERY_CHARS = 300
+# Letters, digits and the hyphens inside words survive; the rest is a word break.
+_NOT_WORD = re.compile(r"[^\w\-]+|(?<!\w)-|-(?!\w)|_")
+
+LinkKind = Literal["source", "arxiv", "search"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """Where a paper's title links to, and whose link it is: the source's own (``source``),
+    the arXiv page of its id (``arxiv``), or digest's title search (``search``)."""
+
+    url: str
+    kind: LinkKind
+
+
+def paper_link(paper: Paper) -> Link:
+    if paper.url and _is_web_url(paper.url):
+        return Link(paper.url.strip(), "source")
+    if paper.arxiv_id:
+        return Link(arxiv_abs_url(quote(paper.arxiv_id, safe="/.")), "arxiv")
+    return Link(title_search_url(paper.title), "search")
+
+
+def title_search_url(title: str) -> str:
+    """arXiv's title search for ``title``: its words only, at most ``MAX_QUERY_CHARS``."""
+    words = _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", title)).split()
+    query = ""
+    for word in words:
+        if len(query) + len(word) + 1 > MAX_QUERY_CHARS:
+            break
+        query = f"{query} {word}" if query else word[:MAX_QUERY_CHARS]
+    return SEARCH_URL.format(query=quote(query, safe=""))
+
+
+def _is_web_url(url: str) -> bool:
+    parts = urlsplit(url.strip())
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and not any(
+        ch.isspace() or ch in '<>"' for ch in url.strip())

@@ -1,0 +1,137 @@
+"""The reader's library: BibTeX and Zotero CSV readers, and every format digest reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from digest.errors import SourceError
+from digest.relevance import load_library, parse_bibtex, parse_zotero_csv
+
+FIXTURES = Path(__file__).parent / "fixtures" / "relevance"
+
+
+def test_bibtex_export_with_nested_braces_accents_macros_and_comments() -> None:
+    records, warnings = parse_bibtex((FIXTURES / "library.bib").read_text(), "library.bib")
+    by_title = {r.title: r for r in records}
+    maml = by_title["Model-Agnostic Meta-Learning for Fast Adaptation of Deep Networks"]
+    assert maml.authors == ("Chelsea Finn", "Pieter Abbeel", "Sergey Levine")
+    assert maml.arxiv_id == "1703.03400" and maml.url == "https://arxiv.org/abs/1703.03400"
+    assert maml.abstract.endswith("including classification, regression, and reinforcement "
+                                  "learning.")
+    world = by_title["World Models: Can agents learn inside of their own dreams?"]
+    assert world.authors == ("David Ha", "Jürgen Schmidhuber") and world.abstract == ""
+    assert world.arxiv_id == "1803.10122"  # from "journal = {arXiv preprint arXiv:…}"
+    dreamer = by_title["Mastering Diverse Domains through World Models"]  # "quoted" values
+    assert dreamer.authors[1] == "Jurgis Pašukonis"
+    safe = by_title["A Comprehensive Survey on Safe Reinforcement Learning"]  # @article(…)
+    assert safe.authors == ("Javier García", "Fernando Fernández") and safe.arxiv_id is None
+    book = by_title["Reinforcement Learning: An Introduction (Second Edition) \u2013 & More"]
+    assert book.authors == ("Richard S. Sutton", "Andrew G. Barto", "The MIT Press Team")
+    assert [r.sighting.line for r in records] == [9, 23, 30, 40, 49]
+    assert warnings == ["library.bib:56: @misc{notitle2024} has no title; skipped"]
+
+
+def test_bibtex_string_macros_concatenate_and_months_expand() -> None:
+    text = ('@string{ venue = "Conf" }\n@misc{k, title = "A " # venue # { paper}, '
+            'note = jan}\n')
+    (record,), _ = parse_bibtex(text, "x.bib")
+    assert record.title == "A Conf paper"
+    (record,), _ = parse_bibtex('@preamble("x {)} y")\n@comment(skip)\n@misc(k, title={T})',
+                                "y.bib")
+    assert record.title == "T" and record.sighting.line == 3
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ("@article{a, title={ok}}\n\n@article{b,\n  title = {never closed,\n}", 3, "never closed"),
+    ("@article{a,\n title = {x},\n author {Finn}\n}", 3, "expected 'name = value'"),
+    ('@misc{a,\n title = "open quote}\n', 1, "never closed"),
+    ("@misc{a,\n title = ,\n}", 2, "no value"),
+])
+def test_broken_bibtex_names_the_file_and_line(text: str, line: int, problem: str) -> None:
+    with pytest.raises(SourceError) as caught:
+        parse_bibtex(text, "lib.bib")
+    assert caught.value.line == line and problem in caught.value.problem
+    assert str(caught.value).startswith(f"lib.bib:{line}: ")
+
+
+def test_zotero_csv_export() -> None:
+    records, warnings = parse_zotero_csv((FIXTURES / "zotero.csv").read_text(encoding="utf-8"),
+                                         "zotero.csv")
+    dreamer, rt1, sutton = records
+    assert dreamer.title == "Mastering Diverse Domains through World Models"
+    assert dreamer.authors == ("Danijar Hafner", "Jurgis Pašukonis", "Jimmy Ba",
+                               "Timothy Lillicrap")
+    assert dreamer.arxiv_id == "2301.04104" and dreamer.abstract.startswith("Developing a")
+    assert rt1.arxiv_id == "2212.06817"  # "Extra": "arXiv: 2212.06817"
+    assert rt1.sighting.line == 4  # the row above spans two lines
+    assert sutton.abstract == "" and sutton.arxiv_id is None
+    assert warnings == ["zotero.csv:6: a row has no title; skipped"]
+
+
+def test_broken_zotero_csv_names_the_line() -> None:
+    text = '"Title","Abstract Note"\n"ok","fine"\n"broken "quote" here","x"\n'
+    with pytest.raises(SourceError) as caught:
+        parse_zotero_csv(text, "z.csv")
+    assert caught.value.line == 3 and "broken CSV" in str(caught.value)
+
+
+def test_library_reads_every_digest_format_plus_bibtex_and_zotero(tmp_path: Path) -> None:
+    liked = tmp_path / "liked.json"
+    liked.write_text(json.dumps([{"title": "Dreaming of Robots", "abstract": "World models.",
+                                  "authors": ["Chelsea Finn"]}]))
+    library = load_library([liked, FIXTURES / "library.bib", FIXTURES / "zotero.csv"])
+    titles = [r.title for r in library.records]
+    assert titles[0] == "Dreaming of Robots" and len(titles) == 1 + 5 + 3
+    assert len(library.warnings) == 2
+
+
+@pytest.mark.parametrize("name, content, problem", [
+    ("missing.bib", None, "no such file"),
+    ("empty.bib", "% nothing but a comment\n", "holds no paper"),
+    ("liked.json", "[]", "holds no paper"),
+    ("liked.jsonl", '{"title": "x"}\n{"title": broken}\n{"title": "y"}\n', ""),
+])
+def test_bad_library_files_are_errors_naming_the_file(tmp_path: Path, name: str,
+                                                      content: str | None, problem: str) -> None:
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    try:
+        library = load_library([path])
+    except SourceError as error:
+        assert str(error).startswith(str(path)) and problem in str(error)
+    else:  # a JSON-lines file keeps its good lines and warns about the bad one, by line
+        assert name == "liked.jsonl" and len(library.records) == 2
+        assert any(w.startswith(f"{path}:2: not a JSON object") for w in library.warnings)
+
+
+BIB_PIECES = ["@article{", "@string{", "@comment{", "@preamble(", "@misc(", "key,", "title",
+              " = ", "{", "}", '"', "#", ",", ")", "(", "\\", '\\"', "and", "\n", "x", "@", "é"]
+
+
+@given(st.lists(st.sampled_from(BIB_PIECES), max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_any_bibtex_text_parses_or_fails_with_a_line(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    try:
+        records, _ = parse_bibtex(text, "fuzz.bib")
+    except SourceError as error:
+        assert error.line is not None and 1 <= error.line <= text.count("\n") + 1
+    else:
+        assert all(r.title and r.sighting.source == "fuzz.bib" for r in records)
+
+
+@given(st.text(alphabet='"Title,Abstract Note\n\r x;é', max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_any_zotero_csv_text_parses_or_fails_with_a_line(body: str) -> None:
+    try:
+        records, _ = parse_zotero_csv('"Title","Abstract Note"\n' + body, "fuzz.csv")
+    except SourceError as error:
+        assert error.line is not None and error.line >= 2
+    else:
+        assert all(r.title for r in records)
