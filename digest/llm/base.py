@@ -5,6 +5,8 @@ A backend answers one ``ChatRequest`` with one ``Completion`` or raises one of::
     LLMError                    the endpoint refuses us for good (401, 403, 404): stop the run
     ├── RequestRejected         this request was refused (400, 422): that batch falls back
     ├── QuotaExhausted          the account is out of credit: stop calling, finish offline
+    ├── AnswerUnreadable        a 200 whose body is no usable completion: treated like an
+    │                           invalid answer (one repair request, then offline)
     └── LLMUnavailable          down, overloaded or too slow after retries: counts
         └── DeadlineReached     towards the circuit breaker; the run's deadline has passed
 
@@ -77,6 +79,11 @@ class RequestRejected(LLMError):
 
 class QuotaExhausted(LLMError):
     """The account has no credit left: no later call can succeed either."""
+
+
+class AnswerUnreadable(LLMError):
+    """HTTP 200, but the body is not a readable completion (not UTF-8, not JSON, too deep,
+    too long, wrong shape). Like an invalid answer, it costs its own batch only."""
 
 
 class DeadlineReached(LLMUnavailable):

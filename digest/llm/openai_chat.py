@@ -32,6 +32,7 @@ from .base import (
     with_retries,
 )
 from .faults import as_digest_error, backoff_wait, describe, is_retryable, redact
+from .response import BodyTooSlow, completion_from_body, read_body
 
 logger = logging.getLogger("digest.llm")
 
@@ -164,11 +165,16 @@ class OpenAIChat:
 
     def _send(self, request: ChatRequest, level: int, *, settle: bool = True) -> Completion:
         started = time.monotonic()
-        response = self._client.chat.completions.create(
-            **self._arguments(request, level), timeout=self._timeout(request))
+        timeout = self._timeout(request)
+        with self._client.chat.completions.with_streaming_response.create(
+                **self._arguments(request, level), timeout=timeout) as response:
+            try:
+                raw = read_body(response.iter_bytes(), deadline=started + timeout)
+            except BodyTooSlow:
+                raise openai.APITimeoutError(response.http_response.request) from None
         if settle:
             self.quirks.settle(level)
-        completion = _to_completion(response)
+        completion = completion_from_body(raw)
         logger.info("llm call model=%s prompt_tokens=%d completion_tokens=%d cached=%d ms=%d",
                     self.model, completion.prompt_tokens, completion.completion_tokens,
                     completion.cached_tokens, (time.monotonic() - started) * 1000)
@@ -224,19 +230,6 @@ def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
     if level == JSON_OBJECT:
         return {"type": "json_object"}
     return None
-
-
-def _to_completion(response: Any) -> Completion:
-    choice = response.choices[0]
-    usage = response.usage
-    details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    return Completion(
-        text=choice.message.content or "",
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        cached_tokens=getattr(details, "cached_tokens", 0) or 0,
-        finish_reason=choice.finish_reason or "stop",
-    )
 
 
 def _make_client(settings: BackendSettings) -> openai.OpenAI:

@@ -31,8 +31,9 @@ from typing import Any
 from ..errors import ConfigError, LLMError, LLMUnavailable
 from ..state import CallRecord, Store
 from ..tokens import TokenCounter
-from .answers import parse_json_answer
+from .answers import clean_answer, parse_json_answer
 from .base import (
+    AnswerUnreadable,
     ChatBackend,
     ChatRequest,
     Completion,
@@ -48,6 +49,8 @@ logger = logging.getLogger("digest.llm")
 
 Checker = Callable[[Any], tuple[Any, list[str]]]
 CUT_OFF = "the answer was cut off at the output limit; write shorter sentences"
+UNREADABLE = "unreadable"  # the finish reason we give an answer whose body could not be read
+MAX_RESENT_CHARS = 20_000  # a longer rejected answer is not sent back with the repair request
 
 
 @dataclass(frozen=True)
@@ -229,8 +232,11 @@ class CallRunner:
         data = self._store.cached_response(key) if self._store is not None else None
         if data is None:
             return False
-        answer, problems = call.check(data)
-        if problems:  # written by another digest version, or by hand: ask again
+        try:  # written by another digest version, or by hand: cleaned and checked again
+            answer, problems = call.check(clean_answer(data))
+        except ValueError:
+            return False
+        if problems:
             return False
         self.stats.cache_hits += 1
         self._deliver(call, answer)
@@ -277,6 +283,9 @@ class CallRunner:
                               schema_name=call.task, deadline=self._deadline)
         try:
             completion = self.backend.complete(request)
+        except AnswerUnreadable as error:
+            unread = Completion("", 0, 0, finish_reason=UNREADABLE, retries=retries_of(error))
+            return _Reply(time.monotonic() - started, unread, problems=(str(error),))
         except LLMError as error:
             return _Reply(time.monotonic() - started, error=error)
         data, answer, problems = _read(completion, call.check)
@@ -312,7 +321,7 @@ class CallRunner:
     def _repair(self, call: Call, reply: _Reply) -> None:
         assert reply.completion is not None
         messages = list(call.messages)
-        if reply.completion.finish_reason != "length":  # a cut answer is not worth resending
+        if _worth_resending(reply.completion):
             messages.append({"role": "assistant", "content": reply.completion.text})
         messages.append({"role": "user", "content": self._repair_message(list(reply.problems))})
         self.stats.repairs += 1
@@ -412,14 +421,25 @@ class CallRunner:
 
 
 def _read(completion: Completion, check: Checker) -> tuple[Any, Any, list[str]]:
+    """(data, answer, problems): whatever the model wrote, an answer or what is wrong with it."""
     if completion.finish_reason == "length":
         return None, None, [CUT_OFF]
     try:
         data = parse_json_answer(completion.text)
+        answer, problems = check(data)
     except ValueError as error:
         return None, None, [str(error)]
-    answer, problems = check(data)
+    except Exception as error:  # noqa: BLE001 - a model's answer may cost its batch, no more
+        logger.warning("an answer broke its check (%s); treated as invalid",
+                       type(error).__name__)
+        return None, None, ["the answer could not be read; answer with the JSON object asked for"]
     return data, answer, problems
+
+
+def _worth_resending(completion: Completion) -> bool:
+    """A cut, unreadable or huge answer is not sent back with the repair request."""
+    return (completion.finish_reason not in ("length", UNREADABLE)
+            and len(completion.text) <= MAX_RESENT_CHARS)
 
 
 def _prompt_hash(messages: tuple[Message, ...]) -> str:
