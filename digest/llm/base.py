@@ -15,7 +15,7 @@ Every error carries ``retries`` (how many times the call was retried before it g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,6 +34,9 @@ class ChatRequest:
     schema: Mapping[str, Any] | None = None
     schema_name: str = "answer"
     deadline: float | None = None  # time.monotonic() after which no attempt may start
+    # Asked before every retry; False (say, the circuit breaker opened) ends the call with
+    # the last error instead of sending the request again.
+    may_retry: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -125,10 +125,11 @@ class OpenAIChat:
         retrying = Retrying(
             retry=retry_if_exception(
                 lambda e: is_retryable(e, self._settings.max_retry_after_s)),
-            stop=stop_after_attempt(self._settings.max_attempts) | _past(request.deadline),
+            stop=(stop_after_attempt(self._settings.max_attempts) | _past(request.deadline)
+                  | _withdrawn(request)),
             wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
         try:
-            completion = retrying(self._attempt, request)
+            completion = retrying(_unless_withdrawn(self._attempt, request))
         except openai.APIError as error:
             raise with_retries(self._as_error(error, retries + 1), retries) from None
         except LLMError as error:
@@ -221,6 +222,34 @@ class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
     def __call__(self, state: RetryCallState) -> bool:
         return (self.deadline is not None
                 and time.monotonic() + state.upcoming_sleep >= self.deadline)
+
+
+class _withdrawn(stop_base):  # noqa: N801
+    """A tenacity stop: no retry once the caller withdrew permission (breaker open)."""
+
+    def __init__(self, request: ChatRequest) -> None:
+        self.request = request
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return self.request.may_retry is not None and not self.request.may_retry()
+
+
+def _unless_withdrawn(attempt: Callable[[ChatRequest], Completion], request: ChatRequest
+                      ) -> Callable[[], Completion]:
+    """``attempt(request)``; a retry the caller withdrew during the backoff sleep raises the
+    error of the attempt before instead of sending the request again."""
+    failures: list[Exception] = []
+
+    def attempt_once() -> Completion:
+        if failures and request.may_retry is not None and not request.may_retry():
+            raise failures[-1]
+        try:
+            return attempt(request)
+        except Exception as error:
+            failures.append(error)
+            raise
+
+    return attempt_once
 
 
 def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:

@@ -9,7 +9,11 @@ checked answer, or None (summarise this offline)":
   first, answers applied in a fixed order so output never depends on timing;
 * one repair request for an invalid answer;
 * limits: ``--max-cost``, ``--max-tokens``, the run deadline, and a circuit
-  breaker that stops calling after N failures in a row;
+  breaker. After one failed call (all its retries spent) the endpoint is suspect:
+  no new call starts while another is in flight, so failures cannot pile up in
+  parallel. After N failed calls in a row the breaker opens: no call starts, and
+  calls in flight make no further attempt (the request they have out finishes);
+  a success in between closes it again;
 * ``--dry-run``: every call that would be made is priced and listed instead.
 """
 
@@ -21,6 +25,7 @@ import itertools
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -170,6 +175,7 @@ class CallRunner:
         self._seq = itertools.count()
         self._flights: dict[Future[_Reply], _Flight] = {}
         self._failures_in_a_row = 0
+        self._halted = threading.Event()  # set when the breaker opens: in-flight calls stop
         self._fatal: LLMError | None = None
         self._deadline: float | None = None
         self._progress: Callable[[], None] = lambda: None
@@ -209,6 +215,8 @@ class CallRunner:
 
     def _start_ready(self, pool: ThreadPoolExecutor) -> None:
         while self._queue and len(self._flights) < self.limits.concurrency:
+            if self._suspect() and self._flights:
+                return  # one call at a time until the endpoint answers again
             _, _, seq, call = heapq.heappop(self._queue)
             key = self._cache_key(call.original)
             if call.question is None and self._answer_from_cache(call, key):
@@ -219,6 +227,10 @@ class CallRunner:
                 self._refuse(call, reason, tokens, cost)
                 continue
             self._flights[pool.submit(self._ask, call)] = _Flight(call, seq, key, tokens, cost)
+
+    def _suspect(self) -> bool:
+        """The last call failed and calling has not stopped: probe with one call at a time."""
+        return self._failures_in_a_row > 0 and self.stats.stopped is None and not self._fatal
 
     def _reservation(self, call: Call) -> tuple[int, float]:
         """Tokens and USD this call may spend: counted only when a limit or a plan needs it."""
@@ -280,7 +292,8 @@ class CallRunner:
     def _ask(self, call: Call) -> _Reply:
         started = time.monotonic()
         request = ChatRequest(call.messages, max_tokens=call.max_tokens, schema=call.schema,
-                              schema_name=call.task, deadline=self._deadline)
+                              schema_name=call.task, deadline=self._deadline,
+                              may_retry=lambda: not self._halted.is_set())
         try:
             completion = self.backend.complete(request)
         except AnswerUnreadable as error:
@@ -344,10 +357,12 @@ class CallRunner:
                 self._open_breaker(f"{self._failures_in_a_row} calls failed in a row")
         else:  # 401, 403, 404: nothing will work until the user fixes the setup
             self._fatal = self._fatal or error
+            self._halted.set()
             self._queue.clear()
         self._deliver(call, None)
 
     def _open_breaker(self, why: str) -> None:
+        self._halted.set()
         if self.stats.stopped is None:
             self.stats.stopped = f"circuit breaker: {why}"
             logger.warning("circuit breaker open (%s): no more LLM calls this run; the rest "
