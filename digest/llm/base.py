@@ -68,7 +68,8 @@ class BackendSettings:
     model: str
     api_key: str | None = None
     base_url: str | None = None
-    api_version: str | None = None  # set for Azure OpenAI's dated (pre-v1) API
+    api_version: str | None = None  # Azure OpenAI's dated (pre-v1) API, with an Azure provider
+    provider: str | None = None  # "openai" or "azure"; None: Azure when the host is Azure's
     timeout_s: float = 60.0  # per request; the client's own default is 600 s
     max_attempts: int = 4
     max_retry_after_s: float = 60.0  # a server asking us to wait longer is not retried
