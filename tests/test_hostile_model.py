@@ -95,6 +95,14 @@ def test_what_the_cache_keeps_is_cleaned_too(server: FakeOpenAI, tmp_path) -> No
     assert b"\\ud800" not in raw and b"\\udfff" not in raw
 
 
+def test_a_servers_error_message_reaches_the_report_cleaned(server: FakeOpenAI) -> None:
+    server.responder = when(FIRST_BATCH, Reply.fail(400, "bad \ud800 \x1b[31mred\u202e"), times=1)
+    summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1)
+    [error] = summarizer.stats.errors
+    assert "bad [31mred" in error and not _UNSAFE_CHARS.search(error)
+    assert summaries[0].offline and not summaries[1].offline
+
+
 def when_body(marker: str, make: Any, times: int) -> Any:
     """``make(body)`` for the first ``times`` requests whose user text has ``marker``."""
     left = [times]

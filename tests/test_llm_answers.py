@@ -153,7 +153,8 @@ def test_prose_about_the_papers_is_no_echo():
 
 
 @pytest.mark.parametrize(("title", "kept"), [
-    ("Verified Learning", True), ("Verifiers for retrieval", True), ("Encoders and verifiers", False),
+    ("Verified Learning", True), ("Verifiers for retrieval", True),
+    ("Encoders and verifiers", False),
     ("Claim Your Free Prize Today", False), ("Visit evilprize dot xyz", False),
     ("Lattice0 and Prism1", True), ("Sparse retrieval", True),
 ])
