@@ -56,6 +56,7 @@ class Reply:
     usage: bool = True
     body: bytes | None = None  # sent as the HTTP body as is, instead of a completion
     content_type: str = "application/json"
+    trickle_s: float = 0.0  # send the body one byte at a time, this many seconds apart
 
     @classmethod
     def fail(cls, status: int, message: str = "fault", *, code: str | None = None,
@@ -212,11 +213,11 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 status, payload = 200, _completion(body, reply)
             # A fixed latency: the time from request to answer, however long counting took.
             time.sleep(max(0.0, server.latency - (time.monotonic() - started)))
-            self._send(status, payload, reply.headers, reply.content_type)
+            self._send(status, payload, reply.headers, reply.content_type, reply.trickle_s)
 
         def _send(self, status: int, payload: dict[str, Any] | bytes,
                   headers: dict[str, str] | None = None,
-                  content_type: str = "application/json") -> None:
+                  content_type: str = "application/json", trickle_s: float = 0.0) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
@@ -225,9 +226,19 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if trickle_s:
+                    self._trickle(data, trickle_s)
+                else:
+                    self.wfile.write(data)
             except OSError:  # the client gave up (a timeout test): nothing to answer
                 pass
+
+        def _trickle(self, data: bytes, pause_s: float) -> None:
+            for index in range(len(data)):  # bounded by the body, and by the server closing
+                if server._closing.wait(pause_s):
+                    return
+                self.wfile.write(data[index:index + 1])
+                self.wfile.flush()
 
     return Handler
 

@@ -95,6 +95,22 @@ def test_what_the_cache_keeps_is_cleaned_too(server: FakeOpenAI, tmp_path) -> No
     assert b"\\ud800" not in raw and b"\\udfff" not in raw
 
 
+def test_a_body_past_4_mb_is_not_read_to_its_end(server: FakeOpenAI) -> None:
+    server.responder = when(FIRST_BATCH, Reply.raw(b'{"choices": "' + b"x" * 5_000_000 + b'"}'),
+                            times=2)
+    summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1)
+    assert summaries[0].offline and not summaries[1].offline
+    assert summarizer.stats.repairs == 1
+
+
+def test_a_body_trickling_in_is_cut_at_the_timeout_though_bytes_keep_coming(
+        server: FakeOpenAI) -> None:
+    server.responder = when(FIRST_BATCH, Reply(trickle_s=0.05), times=9)
+    summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1, timeout_s=0.5)
+    assert summaries[0].offline and not summaries[1].offline  # it never took the whole run
+    assert any("did not answer within 0.5 s" in error for error in summarizer.stats.errors)
+
+
 def test_a_servers_error_message_reaches_the_report_cleaned(server: FakeOpenAI) -> None:
     server.responder = when(FIRST_BATCH, Reply.fail(400, "bad \ud800 \x1b[31mred\u202e"), times=1)
     summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1)
