@@ -57,6 +57,8 @@ class Reply:
     body: bytes | None = None  # sent as the HTTP body as is, instead of a completion
     content_type: str = "application/json"
     trickle_s: float = 0.0  # send the body one byte at a time, this many seconds apart
+    cut_after: int | None = None  # send this many bytes of the body, then close (or stall)
+    stall: bool = False  # with cut_after: keep the connection open instead of closing it
 
     @classmethod
     def fail(cls, status: int, message: str = "fault", *, code: str | None = None,
@@ -213,11 +215,13 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 status, payload = 200, _completion(body, reply)
             # A fixed latency: the time from request to answer, however long counting took.
             time.sleep(max(0.0, server.latency - (time.monotonic() - started)))
-            self._send(status, payload, reply.headers, reply.content_type, reply.trickle_s)
+            self._send(status, payload, reply.headers, reply.content_type, reply.trickle_s,
+                       reply.cut_after, reply.stall)
 
         def _send(self, status: int, payload: dict[str, Any] | bytes,
                   headers: dict[str, str] | None = None,
-                  content_type: str = "application/json", trickle_s: float = 0.0) -> None:
+                  content_type: str = "application/json", trickle_s: float = 0.0,
+                  cut_after: int | None = None, stall: bool = False) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
@@ -228,6 +232,12 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 if trickle_s:
                     self._trickle(data, trickle_s)
+                elif cut_after is not None:
+                    self.wfile.write(data[:cut_after])
+                    self.wfile.flush()
+                    if stall:
+                        server._closing.wait(30)
+                    self.close_connection = True
                 else:
                     self.wfile.write(data)
             except OSError:  # the client gave up (a timeout test): nothing to answer

@@ -111,6 +111,15 @@ def test_a_body_trickling_in_is_cut_at_the_timeout_though_bytes_keep_coming(
     assert any("did not answer within 0.5 s" in error for error in summarizer.stats.errors)
 
 
+@pytest.mark.parametrize("stall", [False, True])
+def test_a_body_cut_or_stalled_half_way_costs_its_batch_only(server: FakeOpenAI,
+                                                            stall: bool) -> None:
+    server.responder = when(FIRST_BATCH, Reply(cut_after=60, stall=stall), times=9)
+    summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1, timeout_s=0.5)
+    assert summaries[0].offline and not summaries[1].offline
+    assert summarizer.stats.failed_calls == 1 and summarizer.stats.errors
+
+
 def test_a_servers_error_message_reaches_the_report_cleaned(server: FakeOpenAI) -> None:
     server.responder = when(FIRST_BATCH, Reply.fail(400, "bad \ud800 \x1b[31mred\u202e"), times=1)
     summaries, summarizer, _ = run_stage(server, 3, 4, concurrency=1)

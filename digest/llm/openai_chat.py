@@ -174,10 +174,7 @@ class OpenAIChat:
         timeout = self._timeout(request)
         with self._client.chat.completions.with_streaming_response.create(
                 **self._arguments(request, level), timeout=timeout) as response:
-            try:
-                raw = read_body(response.iter_bytes(), deadline=started + timeout)
-            except BodyTooSlow:
-                raise openai.APITimeoutError(response.http_response.request) from None
+            raw = _read_body(response, deadline=started + timeout)
         if settle:
             self.quirks.settle(level)
         completion = completion_from_body(raw)
@@ -216,6 +213,24 @@ class OpenAIChat:
         mapped = as_digest_error(error, self._settings, attempts)
         message = redact(str(mapped), self._settings.api_key)
         return type(mapped)(message)
+
+
+def _read_body(response: Any, *, deadline: float) -> bytes:
+    """The body, with a slow or broken transfer raised as the openai errors retries know.
+
+    The client wraps transport errors only while it sends; reading a streamed body raises
+    its HTTP library's own (httpx: ``RemoteProtocolError`` for a cut body, ``ReadTimeout``)."""
+    request = response.http_response.request
+    try:
+        return read_body(response.iter_bytes(), deadline=deadline)
+    except BodyTooSlow:
+        raise openai.APITimeoutError(request) from None
+    except Exception as error:
+        if not type(error).__module__.startswith("httpx"):
+            raise
+        if "Timeout" in type(error).__name__:
+            raise openai.APITimeoutError(request) from None
+        raise openai.APIConnectionError(request=request) from None
 
 
 class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
