@@ -256,7 +256,7 @@ def test_api_version_alone_keeps_a_local_server_on_the_plain_openai_client(serve
 def test_azure_is_chosen_by_the_provider_setting_or_the_host(base_url, provider, azure):
     import openai
 
-    from digest.llm.openai_chat import uses_azure
+    from digest.llm.endpoint import uses_azure
 
     settings = BackendSettings(model="m", api_key=KEY, base_url=base_url,
                                api_version="2024-10-21", provider=provider)

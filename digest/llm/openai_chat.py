@@ -14,12 +14,10 @@ run its structured output; the plain-text parser and the validation still hold.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -33,13 +31,12 @@ from .base import (
     DeadlineReached,
     with_retries,
 )
+from .endpoint import make_client
 from .faults import as_digest_error, backoff_wait, describe, is_retryable, redact
 from .response import BodyTooSlow, completion_from_body, read_body
 
 logger = logging.getLogger("digest.llm")
 
-AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
-_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
 
 # Structured-output levels, strictest first.
 JSON_SCHEMA, JSON_OBJECT, PLAIN_TEXT = 0, 1, 2
@@ -112,7 +109,7 @@ class OpenAIChat:
         self._sleep = sleep
         self._wait = backoff_wait(jitter) if jitter else backoff_wait()
         self.quirks = ServerQuirks(settings.temperature)
-        self._client = _make_client(settings)
+        self._client = make_client(settings)
 
     def close(self) -> None:
         self._client.close()
@@ -279,50 +276,3 @@ def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
     if level == JSON_OBJECT:
         return {"type": "json_object"}
     return None
-
-
-def _make_client(settings: BackendSettings) -> openai.OpenAI:
-    common: Mapping[str, Any] = {"timeout": settings.timeout_s, "max_retries": 0}
-    base_url = checked_base_url(settings.base_url, settings.api_key)
-    azure = uses_azure(settings)
-    if azure and settings.api_version:  # the dated API; Azure's v1 API needs only a base URL
-        if not base_url:
-            raise ConfigError('provider = "azure" needs --base-url '
-                              "https://RESOURCE.openai.azure.com")
-        return openai.AzureOpenAI(api_key=settings.api_key, api_version=settings.api_version,
-                                  azure_endpoint=base_url, **common)
-    if settings.api_version:
-        logger.warning("api_version is set but %s is no Azure endpoint: it is ignored (set "
-                       'provider = "azure" in the config if it is one)', base_url or "the URL")
-    return openai.OpenAI(api_key=settings.api_key or "not-needed",  # local servers take any key
-                         base_url=base_url, **common)
-
-
-def uses_azure(settings: BackendSettings) -> bool:
-    """Azure OpenAI when the config says so, or when the endpoint is on Azure's hosts; never
-    because ``api_version`` is set (a local server with a stray OPENAI_API_VERSION is not)."""
-    if settings.provider not in (None, "openai", "azure"):
-        raise ConfigError(f"provider {settings.provider!r} is unknown; use \"openai\" (any "
-                          'OpenAI-compatible server) or "azure"')
-    if settings.provider is not None:
-        return settings.provider == "azure"
-    host = (urlsplit(settings.base_url or "").hostname or "").rstrip(".")
-    return host.endswith(AZURE_HOSTS)
-
-
-def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
-    """``url`` when it is an http(s) URL with a host, else a ConfigError saying how to fix it."""
-    if url is None:
-        return None
-    try:
-        parts = urlsplit(url)
-        usable = (parts.scheme in ("http", "https") and bool(parts.hostname)
-                  and (parts.port is None or parts.port > 0) and not _BLANK.search(url))
-    except ValueError:  # a bad port or IPv6 literal
-        usable = False
-    if not usable:
-        raise ConfigError(f"base URL {redact(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
-                          "base_url in the config) is not an http(s) URL with a host; give "
-                          "the server's address, e.g. http://localhost:11434/v1, or leave it "
-                          "unset for OpenAI")
-    return url
