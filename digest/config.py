@@ -16,7 +16,7 @@ CONFIG_KEYS: dict[str, type] = {
     "backend": str, "model": str, "base_url": str, "out": str, "state": str, "format": str,
     "max_themes": int, "context_window": int, "max_output_tokens": int, "batch_tokens": int,
     "timeout": float, "prompts": str, "templates": str,
-    "api_version": str, "concurrency": int, "max_cost": float, "max_tokens": int,
+    "api_version": str, "provider": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
     "theme_backend": str, "embedding_model": str,
 }

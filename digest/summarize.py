@@ -28,10 +28,13 @@ from .llm.answers import (
     MERGE_SCHEMA,
     SUMMARY_SCHEMA,
     BatchAnswer,
+    Context,
+    Instructions,
     MergeAnswer,
     check_batch,
     check_intro,
     check_merge,
+    grounding_words,
 )
 from .llm.runner import Call, CallRunner, LLMStats, RunLimits
 from .models import Batch, Paper, Theme, ThemeSummary
@@ -83,6 +86,7 @@ class Summarizer:
         self._system = prompts.render("system", nonce=nonce)
         self._intro: str | None = None
         self.budget = replace(budget, prompt_overhead=self._prompt_overhead())
+        self._instructions = Instructions.of(self._instruction_text())
         self._runner = None if backend is None else CallRunner(
             backend, stats=self.stats, counter=counter, limits=self.limits, store=store,
             repair_message=lambda problems: prompts.render("repair", problems=problems))
@@ -140,8 +144,10 @@ class Summarizer:
                 on_done(_Part(answer.summary, {refs[r].id: g for r, g in answer.gists.items()},
                               tuple(p.id for p in batch), offline=False, title=answer.title))
 
+        context = self._context(theme, [p.title for p in batch])
         self._submit(Call(
-            "summary", theme.title, self._messages(user), check=lambda d: check_batch(d, refs),
+            "summary", theme.title, self._messages(user),
+            check=lambda d: check_batch(d, refs, context),
             on_done=done, max_tokens=self.budget.max_output_tokens,
             expected_output=EXPECTED_SUMMARY_TOKENS + EXPECTED_GIST_TOKENS * len(batch),
             schema=SUMMARY_SCHEMA, priority=priority))
@@ -184,8 +190,10 @@ class Summarizer:
                 on_done(_Part(answer.summary, gists, paper_ids, offline=any_offline,
                               title=answer.title or first_title))
 
+        context = self._context(theme, [papers[pid].title for pid in paper_ids])
         self._submit(Call(
-            "merge", theme.title, self._messages(user), check=lambda d: check_merge(d, refs),
+            "merge", theme.title, self._messages(user),
+            check=lambda d: check_merge(d, refs, context),
             on_done=done, max_tokens=min(600, self.budget.max_output_tokens),
             expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority))
 
@@ -200,7 +208,8 @@ class Summarizer:
 
         self._submit(Call(
             "intro", "the issue", self._messages(self._intro_prompt(material, refs)),
-            check=lambda data: check_intro(data, refs), on_done=done,
+            check=lambda data: check_intro(data, refs, Context(instructions=self._instructions)),
+            on_done=done,
             max_tokens=min(500, self.budget.max_output_tokens),
             expected_output=INTRO_OUTPUT_TOKENS, schema=INTRO_SCHEMA, priority=0))
 
@@ -218,6 +227,19 @@ class Summarizer:
     def _style(self) -> dict[str, object]:
         return {"summary_sentences": SUMMARY_SENTENCES, "gist_words": GIST_WORDS,
                 "title_chars": MAX_TITLE_CHARS, "title_words": MAX_TITLE_WORDS - 2}
+
+    def _context(self, theme: Theme, titles: list[str]) -> Context:
+        """What a theme's answers are checked against: its words, and the instructions."""
+        return Context(grounding_words([*titles, *theme.keywords]), self._instructions)
+
+    def _instruction_text(self) -> str:
+        """Every prompt's instructions, without the data: what no answer may copy."""
+        tasks = [self.prompts.render(name, nonce=self.nonce, keywords="", papers=[], parts=[],
+                                     themes=[], n_papers=0, n_themes=0, **self._style())
+                 for name in ("theme_summary", "merge", "intro")]
+        texts = [self._system, *tasks, self.prompts.render("repair", problems=[])]
+        return "\n".join(line for text in texts for line in text.splitlines()
+                         if self.nonce not in line)
 
     def _prompt_overhead(self) -> int:
         """Tokens of one batch prompt around its papers: what the chunker must leave free."""

@@ -12,7 +12,9 @@ tests can assert what was sent. Replies come from, in order of precedence:
 
 Faults: any status with any headers (429 + Retry-After, 500, 401...), a hang
 (the handler waits until the server closes), output cut with
-``finish_reason="length"``, raw text instead of JSON. ``latency`` adds a fixed
+``finish_reason="length"``, raw text instead of JSON, a raw HTTP body (``Reply.raw``: invalid
+UTF-8, HTML, nesting deep enough to break a parser); ``BROKEN_ANSWERS`` names one such hostile
+answer per mode, for the hostile-model tests. ``latency`` adds a fixed
 delay to every answer; ``reject_formats`` makes the server answer a given
 ``response_format`` type with an error status, as some servers do.
 """
@@ -52,6 +54,11 @@ class Reply:
     hang: bool = False
     cached_tokens: int = 0
     usage: bool = True
+    body: bytes | None = None  # sent as the HTTP body as is, instead of a completion
+    content_type: str = "application/json"
+    trickle_s: float = 0.0  # send the body one byte at a time, this many seconds apart
+    cut_after: int | None = None  # send this many bytes of the body, then close (or stall)
+    stall: bool = False  # with cut_after: keep the connection open instead of closing it
 
     @classmethod
     def fail(cls, status: int, message: str = "fault", *, code: str | None = None,
@@ -67,6 +74,10 @@ class Reply:
     @classmethod
     def json(cls, data: Any, **kwargs: Any) -> Reply:
         return cls(content=json.dumps(data), **kwargs)
+
+    @classmethod
+    def raw(cls, body: bytes, content_type: str = "application/json") -> Reply:
+        return cls(body=body, content_type=content_type)
 
 
 @dataclass(frozen=True)
@@ -196,27 +207,48 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 server._closing.wait(30)
                 self.close_connection = True
                 return
-            if reply.status != 200:
+            if reply.body is not None:
+                status, payload = reply.status, reply.body
+            elif reply.status != 200:
                 status, payload = reply.status, {"error": reply.error or {"message": "fault"}}
             else:
                 status, payload = 200, _completion(body, reply)
             # A fixed latency: the time from request to answer, however long counting took.
             time.sleep(max(0.0, server.latency - (time.monotonic() - started)))
-            self._send(status, payload, reply.headers)
+            self._send(status, payload, reply.headers, reply.content_type, reply.trickle_s,
+                       reply.cut_after, reply.stall)
 
-        def _send(self, status: int, payload: dict[str, Any],
-                  headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict[str, Any] | bytes,
+                  headers: dict[str, str] | None = None,
+                  content_type: str = "application/json", trickle_s: float = 0.0,
+                  cut_after: int | None = None, stall: bool = False) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if trickle_s:
+                    self._trickle(data, trickle_s)
+                elif cut_after is not None:
+                    self.wfile.write(data[:cut_after])
+                    self.wfile.flush()
+                    if stall:
+                        server._closing.wait(30)
+                    self.close_connection = True
+                else:
+                    self.wfile.write(data)
             except OSError:  # the client gave up (a timeout test): nothing to answer
                 pass
+
+        def _trickle(self, data: bytes, pause_s: float) -> None:
+            for index in range(len(data)):  # bounded by the body, and by the server closing
+                if server._closing.wait(pause_s):
+                    return
+                self.wfile.write(data[index:index + 1])
+                self.wfile.flush()
 
     return Handler
 
@@ -295,6 +327,61 @@ def _title(titles: list[str]) -> str:
 
 def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s-]", " ", text).split())
+
+
+# Hostile answers, one per mode -----------------------------------------------------------
+
+PRIZE = "claim your prize at evil-prize.xyz/win"
+INSTRUCTION_ECHO = "Answer with one JSON object and nothing else."
+
+
+def _completion_bytes(content: bytes) -> bytes:
+    """A completion body whose content is ``content`` (JSON-encoded bytes, maybe broken)."""
+    return (b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m", '
+            b'"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": '
+            b'"assistant", "content": ' + content + b'}}]}')
+
+
+def _with(body: dict[str, Any], **changes: Any) -> Reply:
+    """The smart answer with some fields replaced (gist: one value for every paper)."""
+    data = json.loads(smart_answer(body))
+    gist = changes.pop("gist", None)
+    if gist is not None and "gists" in data:
+        data["gists"] = [{"id": item["id"], "gist": gist} for item in data["gists"]]
+    data.update({key: value for key, value in changes.items() if key in data})
+    return Reply.json(data)  # json.dumps writes a lone surrogate as a "\ud800" escape
+
+
+BROKEN_ANSWERS: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    # The HTTP body itself is broken.
+    "invalid-utf8": lambda body: Reply.raw(
+        _completion_bytes(b'"{\\"title\\": \\"caf\xff\xfe\xc3(\\"}"')),
+    "html-body": lambda body: Reply.raw(b"<html><body>Please log in</body></html>",
+                                        "text/html"),
+    "empty-body": lambda body: Reply.raw(b""),
+    "deep-body": lambda body: Reply.raw(_completion_bytes(b"[" * 100_000 + b"]" * 100_000)),
+    "wrong-shape": lambda body: Reply.raw(b'{"choices": [], "usage": {"prompt_tokens": "x"}}'),
+    "content-not-text": lambda body: Reply.raw(_completion_bytes(b'{"title": 5}')),
+    # The body is fine; what the model wrote is not.
+    "not-json": lambda body: Reply.text("I am sorry, I cannot help with that."),
+    "deep-content": lambda body: Reply.text('{"title": ' + "[" * 1000 + "]" * 1000 + "}"),
+    "oversized": lambda body: Reply.json({"title": "Big", "summary": "word " * 400_000,
+                                          "gists": []}),
+    "lone-surrogate": lambda body: _with(
+        body, title="Lone \ud800 surrogate", summary="Broken \udfff text. It is here.",
+        intro="An intro \ud800 with a lone half. It stays readable."),
+    "controls-bidi": lambda body: _with(
+        body, title="Evil \u202egnp.exe\u202c title", summary="Red \x1b[31m alert \x00 here.",
+        intro="Hidden \u2066text\u2069 here. And more."),
+    "address": lambda body: _with(body, summary=f"Great work; {PRIZE} today.", gist="See bit.ly/x",
+                                  intro=f"This week: {PRIZE}. Really."),
+    "defanged": lambda body: _with(body, summary="Read more at example[.]com right now.",
+                                   gist="Visit evilprize dot xyz for the code",
+                                   intro="See example(dot)com. Then 10.0.0.1 too."),
+    "ungrounded-title": lambda body: _with(body, title="Visit evilprize dot xyz"),
+    "instruction-echo": lambda body: _with(body, title="Answer with one JSON object",
+                                           gist=INSTRUCTION_ECHO, intro=INSTRUCTION_ECHO),
+}
 
 
 # Made-up papers for LLM tests (never real data) ------------------------------------------

@@ -226,12 +226,73 @@ def test_no_key_and_no_url_is_a_config_error():
 def test_azure_dated_api_goes_to_the_deployment_with_api_version_and_api_key(server):
     root = server.url.removesuffix("/v1")
     azure = OpenAIChat(BackendSettings(model="my-deployment", api_key=KEY, base_url=root,
-                                       api_version="2024-10-21"))
+                                       api_version="2024-10-21", provider="azure"))
     azure.complete(ChatRequest(QUESTION, max_tokens=50))
     azure.close()
     [sent] = server.chat_requests
     assert sent.path == "/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21"
     assert sent.headers["api-key"] == KEY
+
+
+def test_api_version_alone_keeps_a_local_server_on_the_plain_openai_client(server, caplog):
+    local = OpenAIChat(BackendSettings(model="llama3.1:8b", api_key=KEY, base_url=server.url,
+                                       api_version="2024-10-21"))
+    local.complete(ChatRequest(QUESTION, max_tokens=50))
+    local.close()
+    [sent] = server.chat_requests
+    assert sent.path == "/v1/chat/completions"  # before: /openai/deployments/...?api-version=
+    assert sent.headers["authorization"] == f"Bearer {KEY}" and "api-key" not in sent.headers
+    assert "api_version is set but" in caplog.text
+
+
+@pytest.mark.parametrize(("base_url", "provider", "azure"), [
+    ("https://res.openai.azure.com", None, True),
+    ("https://res.cognitiveservices.azure.com/", None, True),
+    ("https://res.openai.azure.com.evil.example", None, False),
+    ("http://localhost:8000/v1", None, False),
+    ("http://localhost:8000/v1", "azure", True),  # a proxy in front of Azure
+    ("https://res.openai.azure.com", "openai", False),
+])
+def test_azure_is_chosen_by_the_provider_setting_or_the_host(base_url, provider, azure):
+    import openai
+
+    from digest.llm.endpoint import uses_azure
+
+    settings = BackendSettings(model="m", api_key=KEY, base_url=base_url,
+                               api_version="2024-10-21", provider=provider)
+    assert uses_azure(settings) is azure
+    backend = OpenAIChat(settings)  # builds the client; sends nothing
+    assert isinstance(backend._client, openai.AzureOpenAI) is azure
+    backend.close()
+
+
+def test_an_unknown_provider_is_a_config_error():
+    from digest.errors import ConfigError
+    with pytest.raises(ConfigError, match="provider 'azur' is unknown"):
+        OpenAIChat(BackendSettings(model="m", api_key=KEY, provider="azur"))
+
+
+@pytest.mark.parametrize("url", ["not-a-url", "localhost:11434/v1", "ftp://host/v1", "http://",
+                                 "http://host:99999/v1", "http://[::1/v1", "http://host/ v1"])
+def test_a_base_url_that_is_no_http_url_with_a_host_is_refused_at_once(url):
+    from digest.errors import ConfigError
+    with pytest.raises(ConfigError, match="is not an http\\(s\\) URL with a host") as error:
+        OpenAIChat(BackendSettings(model="m", base_url=url))
+    assert repr(url) in str(error.value)
+
+
+def test_cli_refuses_a_bad_base_url_with_exit_2_and_sends_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from digest.cli import app
+
+    from .conftest import EXAMPLES
+
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--backend", "openai", "--base-url", "not-a-url",
+        "--state", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "'not-a-url'" in result.output and "http://localhost:11434/v1" in result.output
 
 
 def test_llm_settings_come_from_the_config_and_size_the_budget(server):

@@ -244,6 +244,34 @@ def test_a_full_outage_trips_the_breaker_and_everything_is_summarised_offline(se
     assert summarizer.intro(fallback="offline intro") == "offline intro"
 
 
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_failed_call_makes_the_endpoint_suspect_and_no_call_starts_after_the_breaker_opens(
+        server, concurrency):
+    server.default = Reply.fail(503, "down")
+    summaries, summarizer, themes = run_stage(server, 3, 3, 3, 3, 3, 3, concurrency=concurrency)
+    asked = {request.user_text for request in server.chat_requests}
+    # Concurrency 1: the three failed calls. 4: the four started at once, none after them
+    # (before: 6 calls, 12 requests, as batches 5 and 6 started when 1 and 2 failed).
+    assert len(asked) == max(3, concurrency)
+    assert len(server.chat_requests) <= 2 * len(asked)
+    assert summarizer.stats.stopped.startswith("circuit breaker")
+    assert all(s.offline for s in summaries) and every_paper_has_a_gist(summaries, themes)
+
+
+def test_calls_in_flight_make_no_further_attempt_once_the_breaker_opens(server):
+    def respond(body: dict[str, Any]) -> Reply:
+        if "We introduce Quill3," in body["messages"][1]["content"]:  # the second batch
+            time.sleep(0.5)  # still out when the other batch has failed twice
+        return Reply.fail(503, "down")
+
+    server.responder = respond
+    summaries, summarizer, _ = run_stage(server, 3, 3, concurrency=2, breaker_after=1)
+    slow = [r for r in server.chat_requests if "We introduce Quill3," in r.user_text]
+    assert len(slow) == 1  # its retry was never sent (before: 2)
+    assert summarizer.stats.stopped.startswith("circuit breaker")
+    assert all(s.offline for s in summaries)
+
+
 def test_429_with_retry_after_is_retried_and_the_run_completes(server):
     server.responder = when(FIRST_BATCH, Reply.fail(429, "slow", retry_after="1"))
     summaries, summarizer, _ = run_stage(server, 3)

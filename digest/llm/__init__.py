@@ -5,7 +5,8 @@ Ollama, the llama.cpp server) through the official client. ``offline`` is no
 chat backend at all: the summarize stage then uses the extractive summarizer
 in ``digest.offline``. Retries live in ``openai_chat`` and only there.
 ``runner`` schedules calls (cache, ledger, budgets, breaker, concurrency);
-``answers`` parses and validates what a model says.
+``response`` reads a completion's HTTP body (bounded, never trusted);
+``answers`` parses, cleans and validates what a model says.
 """
 
 from __future__ import annotations

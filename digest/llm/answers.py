@@ -1,11 +1,18 @@
 """Reading a model's answer: parse the JSON, check everything, keep nothing half-right.
 
-Each ``check_*`` function returns ``(answer, problems)``: the cleaned answer when
-``problems`` is empty, else None and what to tell the model in the repair request.
-Rules: every id cited exists in the batch; every paper gets exactly one gist;
-lengths are bounded; prose has no links, images or markup; a gist that merely
-copies the abstract's opening sentence is rejected. Titles are soft: a bad one
-is dropped (the theme keeps its term label) without failing the answer.
+``parse_json_answer`` finds the JSON object in what the model wrote, refuses one
+nested deeper than any answer format (``MAX_DEPTH``), and cleans every string in
+it (``textsafety.clean_untrusted``: no lone surrogates, controls or bidi
+overrides), so what reaches the checks, the cache, a template or the run report
+is clean. Each ``check_*`` function returns ``(answer, problems)``: the checked
+answer when ``problems`` is empty, else None and what to tell the model in the
+repair request. Rules: every id cited exists in the batch; every paper gets
+exactly one gist; lengths are bounded; prose has no links, images, markup or
+anything address-like (``textsafety.find_address``); no prose copies the prompt's
+instructions; a gist that merely copies the abstract's opening sentence is
+rejected. Titles are soft: one that fails those rules, or is not grounded (fewer
+than half of its content words come from its papers' titles or the theme's
+keywords), is dropped (the theme keeps its term label) without failing the answer.
 """
 
 from __future__ import annotations
@@ -13,23 +20,25 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import offline
 from ..models import Paper
+from ..textsafety import clean_untrusted, find_address
 
 MAX_SUMMARY_CHARS = 1_200
 MAX_GIST_CHARS = 400
 MAX_TITLE_CHARS = 60
 MAX_TITLE_WORDS = 8
 MAX_INTRO_CHARS = 700
+MAX_DEPTH = 8  # the answer formats nest 3 deep (object > gists > item)
+ECHO_WORDS = 6  # prose sharing this many words in a row with the instructions copies them
 
 # Links, images, HTML, code, emphasis, and what would start a Markdown block.
 _MARKUP = re.compile(
     r"https?://|www\.|\]\(|!\[|<[a-zA-Z/!]|`|\*\*|__|~~|"
-    r"\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|ai|dev|edu|gov|app|html?)\b|"
     r"^\s*(?:#|[-*+]\s|\d+[.)]\s|>|\|)", re.MULTILINE | re.IGNORECASE)
 # Ids cited in brackets: [P3], (P3), [P3, P5], (P3-P5).
 _CITATION = re.compile(r"\s*[\[(]\s*([PST]\d+(?:\s*[,;–-]\s*[PST]?\d+)*)\s*[\])]")
@@ -50,6 +59,45 @@ INTRO_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["i
 
 
 @dataclass(frozen=True)
+class Instructions:
+    """The words of a prompt's instructions, to catch prose that copies them."""
+
+    words: str = ""  # " w1 w2 ... " in lower case
+    runs: frozenset[tuple[str, ...]] = frozenset()
+
+    @classmethod
+    def of(cls, text: str) -> Instructions:
+        words = _words(text)
+        return cls(f" {' '.join(words)} ", frozenset(_runs(words)))
+
+    def echoed_by(self, text: str) -> bool:
+        """True when ``text`` shares ECHO_WORDS words in a row with the instructions, or is a
+        shorter piece of them (3 words or more)."""
+        words = _words(text)
+        if len(words) >= ECHO_WORDS:
+            return not self.runs.isdisjoint(_runs(words))
+        return len(words) >= 3 and f" {' '.join(words)} " in self.words
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an answer is checked against besides its ids.
+
+    ``grounds``: the content words of the papers' titles and the theme's keywords, which a
+    title must share (None: titles are not checked for grounding); ``instructions``: what no
+    prose may copy.
+    """
+
+    grounds: frozenset[str] | None = None
+    instructions: Instructions = field(default_factory=Instructions)
+
+
+def grounding_words(texts: Iterable[str]) -> frozenset[str]:
+    """Content words (no stop words, plurals folded) of paper titles and theme keywords."""
+    return frozenset(word for text in texts for word in offline._tokens(text))
+
+
+@dataclass(frozen=True)
 class BatchAnswer:
     title: str | None
     summary: str
@@ -63,49 +111,65 @@ class MergeAnswer:
 
 
 def parse_json_answer(text: str) -> Any:
-    """The JSON object in a model's answer, tolerating code fences and chatter around it."""
+    """The JSON object in a model's answer (code fences and chatter around it are fine),
+    with every string cleaned; ValueError says what is wrong with it."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the answer holds no JSON object")
     try:
-        return json.loads(text[start:end + 1])
+        data = json.loads(text[start:end + 1])
     except json.JSONDecodeError as error:
         raise ValueError(f"the answer is not valid JSON ({error.msg})") from None
+    except RecursionError:
+        data = None  # nested deeper than the parser goes: refused just below
+    return clean_answer(data) if data is not None else _too_deep()
 
 
-def check_batch(data: Any, refs: Mapping[str, Paper]) -> tuple[BatchAnswer | None, list[str]]:
+def clean_answer(data: Any) -> Any:
+    """``data`` with every string (and key) cleaned; ValueError when nested too deep."""
+    if _depth(data) > MAX_DEPTH:
+        _too_deep()
+    return _cleaned(data)
+
+
+def check_batch(data: Any, refs: Mapping[str, Paper], context: Context | None = None
+                ) -> tuple[BatchAnswer | None, list[str]]:
     if not isinstance(data, dict):
         return None, ["the answer must be a JSON object"]
-    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs)
+    context = context or Context(grounding_words(paper.title for paper in refs.values()))
+    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs, context)
     items = _gist_items(data.get("gists"))
     if items is None:
         return None, [*problems, '"gists" must be a list of {"id": ..., "gist": ...}']
     problems += _coverage_problems([ref for ref, _ in items], refs)
     for ref, gist in items:
         if ref in refs:
-            problems += prose_problems(f"gist {ref}", gist, MAX_GIST_CHARS, refs)
+            problems += prose_problems(f"gist {ref}", gist, MAX_GIST_CHARS, refs, context)
             if isinstance(gist, str) and copies_opening(gist, refs[ref].abstract):
                 problems.append(f"gist {ref} copies the abstract's first sentence")
     if problems:
         return None, problems
-    return BatchAnswer(clean_title(data.get("title")), tidy(data["summary"]),
+    return BatchAnswer(clean_title(data.get("title"), context), tidy(data["summary"]),
                        {ref: tidy(gist) for ref, gist in items}), []
 
 
-def check_merge(data: Any, refs: Sequence[str]) -> tuple[MergeAnswer | None, list[str]]:
+def check_merge(data: Any, refs: Sequence[str], context: Context | None = None
+                ) -> tuple[MergeAnswer | None, list[str]]:
     if not isinstance(data, dict):
         return None, ["the answer must be a JSON object"]
-    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs)
+    context = context or Context()
+    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs, context)
     if problems:
         return None, problems
-    return MergeAnswer(clean_title(data.get("title")), tidy(data["summary"])), []
+    return MergeAnswer(clean_title(data.get("title"), context), tidy(data["summary"])), []
 
 
-def check_intro(data: Any, refs: Sequence[str]) -> tuple[str | None, list[str]]:
+def check_intro(data: Any, refs: Sequence[str], context: Context | None = None
+                ) -> tuple[str | None, list[str]]:
     if not isinstance(data, dict):
         return None, ["the answer must be a JSON object"]
     intro = data.get("intro")
-    problems = prose_problems("intro", intro, MAX_INTRO_CHARS, refs)
+    problems = prose_problems("intro", intro, MAX_INTRO_CHARS, refs, context or Context())
     if problems or not isinstance(intro, str):
         return None, problems or ["the intro must be a string"]
     if not 1 <= len(offline.split_sentences(intro)) <= 4:
@@ -113,8 +177,8 @@ def check_intro(data: Any, refs: Sequence[str]) -> tuple[str | None, list[str]]:
     return (None, problems) if problems else (tidy(intro), [])
 
 
-def prose_problems(name: str, value: Any, max_chars: int, refs: Sequence[str] | Mapping[str, Any]
-                   ) -> list[str]:
+def prose_problems(name: str, value: Any, max_chars: int, refs: Sequence[str] | Mapping[str, Any],
+                   context: Context | None = None) -> list[str]:
     if not isinstance(value, str) or not value.strip():
         return [f"{name} is missing or empty"]
     problems = []
@@ -122,6 +186,11 @@ def prose_problems(name: str, value: Any, max_chars: int, refs: Sequence[str] | 
         problems.append(f"{name} is longer than {max_chars} characters")
     if _MARKUP.search(value):
         problems.append(f"{name} contains links or markup; write plain prose")
+    if find_address(value):
+        problems.append(f"{name} contains a web address, host name or IP address; name no "
+                        "site at all")
+    if context is not None and context.instructions.echoed_by(value):
+        problems.append(f"{name} repeats the instructions; write about the papers")
     unknown = sorted(set(cited_ids(value)) - set(refs))
     if unknown:
         problems.append(f"{name} cites ids that are not in this batch: {', '.join(unknown)}")
@@ -152,16 +221,27 @@ def copies_opening(gist: str, abstract: str) -> bool:
     return len(gist_words) >= 6 and f" {' '.join(gist_words)} " in f" {' '.join(first_words)} "
 
 
-def clean_title(value: Any) -> str | None:
+def clean_title(value: Any, context: Context | None = None) -> str | None:
     """A usable theme title, or None (the theme then keeps its term label)."""
     if not isinstance(value, str):
         return None
-    title = " ".join(value.split()).strip("\"'“”‘’ ").rstrip(".")
+    title = clean_untrusted(value).strip("\"'“”‘’ ").rstrip(".")
     if not title or len(title) > MAX_TITLE_CHARS or len(title.split()) > MAX_TITLE_WORDS:
         return None
     if _MARKUP.search(title) or _CITATION.search(title) or not re.search(r"[^\W\d_]", title):
         return None
+    context = context or Context()
+    if find_address(title) or context.instructions.echoed_by(title):
+        return None
+    if context.grounds is not None and not _grounded(title, context.grounds):
+        return None
     return title
+
+
+def _grounded(title: str, grounds: Collection[str]) -> bool:
+    """At least half of the title's content words come from its papers' titles or keywords."""
+    words = set(offline._tokens(title))
+    return bool(words) and 2 * len(words & set(grounds)) >= len(words)
 
 
 def tidy(text: str) -> str:
@@ -204,3 +284,34 @@ def _ref_order(ref: str) -> tuple[int, str]:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def _runs(words: Sequence[str]) -> Iterable[tuple[str, ...]]:
+    return (tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1))
+
+
+def _depth(data: Any) -> int:
+    """How deep ``data`` nests, counted without recursion and only up to MAX_DEPTH + 1."""
+    deepest, stack = 0, [(data, 1)]
+    while stack and deepest <= MAX_DEPTH:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, (dict, list)):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_untrusted(value)
+    if isinstance(value, list):
+        return [_cleaned(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_untrusted(str(key)): _cleaned(item) for key, item in value.items()}
+    return value
+
+
+def _too_deep() -> Any:
+    raise ValueError(f"the answer is nested deeper than {MAX_DEPTH} levels; answer with the "
+                     "flat JSON object asked for")

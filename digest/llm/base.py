@@ -5,6 +5,8 @@ A backend answers one ``ChatRequest`` with one ``Completion`` or raises one of::
     LLMError                    the endpoint refuses us for good (401, 403, 404): stop the run
     ├── RequestRejected         this request was refused (400, 422): that batch falls back
     ├── QuotaExhausted          the account is out of credit: stop calling, finish offline
+    ├── AnswerUnreadable        a 200 whose body is no usable completion: treated like an
+    │                           invalid answer (one repair request, then offline)
     └── LLMUnavailable          down, overloaded or too slow after retries: counts
         └── DeadlineReached     towards the circuit breaker; the run's deadline has passed
 
@@ -13,7 +15,7 @@ Every error carries ``retries`` (how many times the call was retried before it g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +34,9 @@ class ChatRequest:
     schema: Mapping[str, Any] | None = None
     schema_name: str = "answer"
     deadline: float | None = None  # time.monotonic() after which no attempt may start
+    # Asked before every retry; False (say, the circuit breaker opened) ends the call with
+    # the last error instead of sending the request again.
+    may_retry: Callable[[], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,8 @@ class BackendSettings:
     model: str
     api_key: str | None = None
     base_url: str | None = None
-    api_version: str | None = None  # set for Azure OpenAI's dated (pre-v1) API
+    api_version: str | None = None  # Azure OpenAI's dated (pre-v1) API, with an Azure provider
+    provider: str | None = None  # "openai" or "azure"; None: Azure when the host is Azure's
     timeout_s: float = 60.0  # per request; the client's own default is 600 s
     max_attempts: int = 4
     max_retry_after_s: float = 60.0  # a server asking us to wait longer is not retried
@@ -77,6 +83,11 @@ class RequestRejected(LLMError):
 
 class QuotaExhausted(LLMError):
     """The account has no credit left: no later call can succeed either."""
+
+
+class AnswerUnreadable(LLMError):
+    """HTTP 200, but the body is not a readable completion (not UTF-8, not JSON, too deep,
+    too long, wrong shape). Like an invalid answer, it costs its own batch only."""
 
 
 class DeadlineReached(LLMUnavailable):

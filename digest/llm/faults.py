@@ -18,6 +18,7 @@ import openai
 from tenacity import RetryCallState
 
 from ..errors import LLMError, LLMUnavailable
+from ..textsafety import clean_untrusted
 from .base import BackendSettings, QuotaExhausted, RequestRejected
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -125,7 +126,8 @@ def _status_error(error: openai.APIStatusError, where: str, settings: BackendSet
 
 
 def _short(message: str, limit: int = 200) -> str:
-    message = " ".join(str(message).split())
+    """The server's own words, cleaned (they reach logs and the run report) and cut short."""
+    message = clean_untrusted(str(message)[:limit * 4])
     return message if len(message) <= limit else message[:limit - 1] + "…"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -31,9 +31,12 @@ from .base import (
     DeadlineReached,
     with_retries,
 )
+from .endpoint import make_client
 from .faults import as_digest_error, backoff_wait, describe, is_retryable, redact
+from .response import BodyTooSlow, completion_from_body, read_body
 
 logger = logging.getLogger("digest.llm")
+
 
 # Structured-output levels, strictest first.
 JSON_SCHEMA, JSON_OBJECT, PLAIN_TEXT = 0, 1, 2
@@ -106,7 +109,7 @@ class OpenAIChat:
         self._sleep = sleep
         self._wait = backoff_wait(jitter) if jitter else backoff_wait()
         self.quirks = ServerQuirks(settings.temperature)
-        self._client = _make_client(settings)
+        self._client = make_client(settings)
 
     def close(self) -> None:
         self._client.close()
@@ -124,10 +127,11 @@ class OpenAIChat:
         retrying = Retrying(
             retry=retry_if_exception(
                 lambda e: is_retryable(e, self._settings.max_retry_after_s)),
-            stop=stop_after_attempt(self._settings.max_attempts) | _past(request.deadline),
+            stop=(stop_after_attempt(self._settings.max_attempts) | _past(request.deadline)
+                  | _withdrawn(request)),
             wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
         try:
-            completion = retrying(self._attempt, request)
+            completion = retrying(_unless_withdrawn(self._attempt, request))
         except openai.APIError as error:
             raise with_retries(self._as_error(error, retries + 1), retries) from None
         except LLMError as error:
@@ -164,11 +168,13 @@ class OpenAIChat:
 
     def _send(self, request: ChatRequest, level: int, *, settle: bool = True) -> Completion:
         started = time.monotonic()
-        response = self._client.chat.completions.create(
-            **self._arguments(request, level), timeout=self._timeout(request))
+        timeout = self._timeout(request)
+        with self._client.chat.completions.with_streaming_response.create(
+                **self._arguments(request, level), timeout=timeout) as response:
+            raw = _read_body(response, deadline=started + timeout)
         if settle:
             self.quirks.settle(level)
-        completion = _to_completion(response)
+        completion = completion_from_body(raw)
         logger.info("llm call model=%s prompt_tokens=%d completion_tokens=%d cached=%d ms=%d",
                     self.model, completion.prompt_tokens, completion.completion_tokens,
                     completion.cached_tokens, (time.monotonic() - started) * 1000)
@@ -206,6 +212,24 @@ class OpenAIChat:
         return type(mapped)(message)
 
 
+def _read_body(response: Any, *, deadline: float) -> bytes:
+    """The body, with a slow or broken transfer raised as the openai errors retries know.
+
+    The client wraps transport errors only while it sends; reading a streamed body raises
+    its HTTP library's own (httpx: ``RemoteProtocolError`` for a cut body, ``ReadTimeout``)."""
+    request = response.http_response.request
+    try:
+        return read_body(response.iter_bytes(), deadline=deadline)
+    except BodyTooSlow:
+        raise openai.APITimeoutError(request) from None
+    except Exception as error:
+        if not type(error).__module__.startswith("httpx"):
+            raise
+        if "Timeout" in type(error).__name__:
+            raise openai.APITimeoutError(request) from None
+        raise openai.APIConnectionError(request=request) from None
+
+
 class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
     """A tenacity stop: no retry whose wait would end after the deadline."""
 
@@ -217,6 +241,34 @@ class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
                 and time.monotonic() + state.upcoming_sleep >= self.deadline)
 
 
+class _withdrawn(stop_base):  # noqa: N801
+    """A tenacity stop: no retry once the caller withdrew permission (breaker open)."""
+
+    def __init__(self, request: ChatRequest) -> None:
+        self.request = request
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return self.request.may_retry is not None and not self.request.may_retry()
+
+
+def _unless_withdrawn(attempt: Callable[[ChatRequest], Completion], request: ChatRequest
+                      ) -> Callable[[], Completion]:
+    """``attempt(request)``; a retry the caller withdrew during the backoff sleep raises the
+    error of the attempt before instead of sending the request again."""
+    failures: list[Exception] = []
+
+    def attempt_once() -> Completion:
+        if failures and request.may_retry is not None and not request.may_retry():
+            raise failures[-1]
+        try:
+            return attempt(request)
+        except Exception as error:
+            failures.append(error)
+            raise
+
+    return attempt_once
+
+
 def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
     if level == JSON_SCHEMA and request.schema is not None:
         return {"type": "json_schema", "json_schema": {
@@ -224,27 +276,3 @@ def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
     if level == JSON_OBJECT:
         return {"type": "json_object"}
     return None
-
-
-def _to_completion(response: Any) -> Completion:
-    choice = response.choices[0]
-    usage = response.usage
-    details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    return Completion(
-        text=choice.message.content or "",
-        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        cached_tokens=getattr(details, "cached_tokens", 0) or 0,
-        finish_reason=choice.finish_reason or "stop",
-    )
-
-
-def _make_client(settings: BackendSettings) -> openai.OpenAI:
-    common: Mapping[str, Any] = {"timeout": settings.timeout_s, "max_retries": 0}
-    if settings.api_version:  # Azure OpenAI's dated API; its v1 API needs only a base URL
-        if not settings.base_url:
-            raise ConfigError("Azure OpenAI needs --base-url https://RESOURCE.openai.azure.com")
-        return openai.AzureOpenAI(api_key=settings.api_key, api_version=settings.api_version,
-                                  azure_endpoint=settings.base_url, **common)
-    return openai.OpenAI(api_key=settings.api_key or "not-needed",  # local servers take any key
-                         base_url=settings.base_url, **common)

@@ -9,7 +9,11 @@ checked answer, or None (summarise this offline)":
   first, answers applied in a fixed order so output never depends on timing;
 * one repair request for an invalid answer;
 * limits: ``--max-cost``, ``--max-tokens``, the run deadline, and a circuit
-  breaker that stops calling after N failures in a row;
+  breaker. After one failed call (all its retries spent) the endpoint is suspect:
+  no new call starts while another is in flight, so failures cannot pile up in
+  parallel. After N failed calls in a row the breaker opens: no call starts, and
+  calls in flight make no further attempt (the request they have out finishes);
+  a success in between closes it again;
 * ``--dry-run``: every call that would be made is priced and listed instead.
 """
 
@@ -21,6 +25,7 @@ import itertools
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -31,8 +36,9 @@ from typing import Any
 from ..errors import ConfigError, LLMError, LLMUnavailable
 from ..state import CallRecord, Store
 from ..tokens import TokenCounter
-from .answers import parse_json_answer
+from .answers import clean_answer, parse_json_answer
 from .base import (
+    AnswerUnreadable,
     ChatBackend,
     ChatRequest,
     Completion,
@@ -48,6 +54,8 @@ logger = logging.getLogger("digest.llm")
 
 Checker = Callable[[Any], tuple[Any, list[str]]]
 CUT_OFF = "the answer was cut off at the output limit; write shorter sentences"
+UNREADABLE = "unreadable"  # the finish reason we give an answer whose body could not be read
+MAX_RESENT_CHARS = 20_000  # a longer rejected answer is not sent back with the repair request
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,7 @@ class CallRunner:
         self._seq = itertools.count()
         self._flights: dict[Future[_Reply], _Flight] = {}
         self._failures_in_a_row = 0
+        self._halted = threading.Event()  # set when the breaker opens: in-flight calls stop
         self._fatal: LLMError | None = None
         self._deadline: float | None = None
         self._progress: Callable[[], None] = lambda: None
@@ -206,6 +215,8 @@ class CallRunner:
 
     def _start_ready(self, pool: ThreadPoolExecutor) -> None:
         while self._queue and len(self._flights) < self.limits.concurrency:
+            if self._suspect() and self._flights:
+                return  # one call at a time until the endpoint answers again
             _, _, seq, call = heapq.heappop(self._queue)
             key = self._cache_key(call.original)
             if call.question is None and self._answer_from_cache(call, key):
@@ -216,6 +227,10 @@ class CallRunner:
                 self._refuse(call, reason, tokens, cost)
                 continue
             self._flights[pool.submit(self._ask, call)] = _Flight(call, seq, key, tokens, cost)
+
+    def _suspect(self) -> bool:
+        """The last call failed and calling has not stopped: probe with one call at a time."""
+        return self._failures_in_a_row > 0 and self.stats.stopped is None and not self._fatal
 
     def _reservation(self, call: Call) -> tuple[int, float]:
         """Tokens and USD this call may spend: counted only when a limit or a plan needs it."""
@@ -229,8 +244,11 @@ class CallRunner:
         data = self._store.cached_response(key) if self._store is not None else None
         if data is None:
             return False
-        answer, problems = call.check(data)
-        if problems:  # written by another digest version, or by hand: ask again
+        try:  # written by another digest version, or by hand: cleaned and checked again
+            answer, problems = call.check(clean_answer(data))
+        except ValueError:
+            return False
+        if problems:
             return False
         self.stats.cache_hits += 1
         self._deliver(call, answer)
@@ -274,9 +292,13 @@ class CallRunner:
     def _ask(self, call: Call) -> _Reply:
         started = time.monotonic()
         request = ChatRequest(call.messages, max_tokens=call.max_tokens, schema=call.schema,
-                              schema_name=call.task, deadline=self._deadline)
+                              schema_name=call.task, deadline=self._deadline,
+                              may_retry=lambda: not self._halted.is_set())
         try:
             completion = self.backend.complete(request)
+        except AnswerUnreadable as error:
+            unread = Completion("", 0, 0, finish_reason=UNREADABLE, retries=retries_of(error))
+            return _Reply(time.monotonic() - started, unread, problems=(str(error),))
         except LLMError as error:
             return _Reply(time.monotonic() - started, error=error)
         data, answer, problems = _read(completion, call.check)
@@ -312,7 +334,7 @@ class CallRunner:
     def _repair(self, call: Call, reply: _Reply) -> None:
         assert reply.completion is not None
         messages = list(call.messages)
-        if reply.completion.finish_reason != "length":  # a cut answer is not worth resending
+        if _worth_resending(reply.completion):
             messages.append({"role": "assistant", "content": reply.completion.text})
         messages.append({"role": "user", "content": self._repair_message(list(reply.problems))})
         self.stats.repairs += 1
@@ -335,10 +357,12 @@ class CallRunner:
                 self._open_breaker(f"{self._failures_in_a_row} calls failed in a row")
         else:  # 401, 403, 404: nothing will work until the user fixes the setup
             self._fatal = self._fatal or error
+            self._halted.set()
             self._queue.clear()
         self._deliver(call, None)
 
     def _open_breaker(self, why: str) -> None:
+        self._halted.set()
         if self.stats.stopped is None:
             self.stats.stopped = f"circuit breaker: {why}"
             logger.warning("circuit breaker open (%s): no more LLM calls this run; the rest "
@@ -412,14 +436,25 @@ class CallRunner:
 
 
 def _read(completion: Completion, check: Checker) -> tuple[Any, Any, list[str]]:
+    """(data, answer, problems): whatever the model wrote, an answer or what is wrong with it."""
     if completion.finish_reason == "length":
         return None, None, [CUT_OFF]
     try:
         data = parse_json_answer(completion.text)
+        answer, problems = check(data)
     except ValueError as error:
         return None, None, [str(error)]
-    answer, problems = check(data)
+    except Exception as error:  # noqa: BLE001 - a model's answer may cost its batch, no more
+        logger.warning("an answer broke its check (%s); treated as invalid",
+                       type(error).__name__)
+        return None, None, ["the answer could not be read; answer with the JSON object asked for"]
     return data, answer, problems
+
+
+def _worth_resending(completion: Completion) -> bool:
+    """A cut, unreadable or huge answer is not sent back with the repair request."""
+    return (completion.finish_reason not in ("length", UNREADABLE)
+            and len(completion.text) <= MAX_RESENT_CHARS)
 
 
 def _prompt_hash(messages: tuple[Message, ...]) -> str:

@@ -59,6 +59,7 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
         resolve("model", choices.model, config),
         base_url=resolve("base_url", choices.base_url, config),
         api_version=resolve("api_version", None, config),
+        provider=resolve("provider", None, config),
         timeout_s=float(resolve("timeout", choices.timeout, config, DEFAULT_TIMEOUT_S)))
     backend = make_backend(resolve("backend", choices.backend, config, "auto"), settings)
     model = backend.model if backend is not None else None

@@ -1,0 +1,78 @@
+"""Which endpoint and which client: the base URL checked, Azure chosen explicitly.
+
+A base URL must be an http(s) URL with a host, or the run stops at once with a
+ConfigError (exit 2) instead of retrying an address that can never work. Azure
+OpenAI's client is used when the config says ``provider = "azure"`` or the host is
+one of Azure's; ``api_version`` alone never switches to it, so a local server
+with a stray ``OPENAI_API_VERSION`` stays on the plain OpenAI client.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+from .base import BackendSettings
+from .faults import redact
+
+if TYPE_CHECKING:
+    import openai
+
+logger = logging.getLogger("digest.llm")
+
+AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
+_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
+
+
+def make_client(settings: BackendSettings) -> openai.OpenAI:
+    """The official client for this endpoint: Azure's for its dated API, else the plain one."""
+    import openai
+
+    common: Mapping[str, Any] = {"timeout": settings.timeout_s, "max_retries": 0}
+    base_url = checked_base_url(settings.base_url, settings.api_key)
+    azure = uses_azure(settings)
+    if azure and settings.api_version:  # the dated API; Azure's v1 API needs only a base URL
+        if not base_url:
+            raise ConfigError('provider = "azure" needs --base-url '
+                              "https://RESOURCE.openai.azure.com")
+        return openai.AzureOpenAI(api_key=settings.api_key, api_version=settings.api_version,
+                                  azure_endpoint=base_url, **common)
+    if settings.api_version:
+        logger.warning("api_version is set but %s is no Azure endpoint: it is ignored (set "
+                       'provider = "azure" in the config if it is one)', base_url or "the URL")
+    return openai.OpenAI(api_key=settings.api_key or "not-needed",  # local servers take any key
+                         base_url=base_url, **common)
+
+
+def uses_azure(settings: BackendSettings) -> bool:
+    """Azure OpenAI when the config says so, or when the endpoint is on Azure's hosts; never
+    because ``api_version`` is set (a local server with a stray OPENAI_API_VERSION is not)."""
+    if settings.provider not in (None, "openai", "azure"):
+        raise ConfigError(f"provider {settings.provider!r} is unknown; use \"openai\" (any "
+                          'OpenAI-compatible server) or "azure"')
+    if settings.provider is not None:
+        return settings.provider == "azure"
+    host = (urlsplit(settings.base_url or "").hostname or "").rstrip(".")
+    return host.endswith(AZURE_HOSTS)
+
+
+def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
+    """``url`` when it is an http(s) URL with a host, else a ConfigError saying how to fix it."""
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        usable = (parts.scheme in ("http", "https") and bool(parts.hostname)
+                  and (parts.port is None or parts.port > 0) and not _BLANK.search(url))
+    except ValueError:  # a bad port or IPv6 literal
+        usable = False
+    if not usable:
+        raise ConfigError(f"base URL {redact(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
+                          "base_url in the config) is not an http(s) URL with a host; give "
+                          "the server's address, e.g. http://localhost:11434/v1, or leave it "
+                          "unset for OpenAI")
+    return url
