@@ -32,6 +32,7 @@ from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
+from .publishing import publishing_session
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
@@ -96,6 +97,9 @@ Deadline = Annotated[float | None, typer.Option(
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
     "nothing, write nothing.")]
+Wait = Annotated[float, typer.Option(
+    "--wait", min=0, help="Seconds to wait for another run holding the store's run lock "
+    "[default: 0: exit 75 at once, naming it].")]
 FailOnDegraded = Annotated[bool, typer.Option(
     "--fail-on-degraded", help="Exit 75 and write nothing when any part of the issue had to be "
     "summarised offline.")]
@@ -143,6 +147,10 @@ def newsletter(
     deadline: Deadline = None,
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
+    wait: Wait = 0.0,
+    new_store: Annotated[bool, typer.Option(
+        "--new-store", help="Accept a missing or empty state store beside an output folder "
+        "that already has issues (their papers may go out again).")] = False,
 ) -> None:
     """The weekly job: write OUT/<YYYY-Www>.md and print its path.
 
@@ -159,7 +167,9 @@ def newsletter(
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
         options.use_inbox = True
-        with Store(_state_path(state, settings)) as store:
+        out_dir = Path(resolve("out", out, settings, "outputs"))
+        with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
+                                week=options.week, wait_s=wait, new_store=new_store) as store:
             if not sources and not store.inbox(options.week):
                 raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
                                   "pass listing files, folders, URLs or - for stdin, or keep "
@@ -167,7 +177,7 @@ def newsletter(
             built = _build(sources, options, choices, settings, store, run, themes)
             if _stop_after_llm(run, dry_run, fail_on_degraded):
                 return
-            path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run,
+            path = write_issue(built, out_dir, store, run,
                                formats=wanted, templates_dir=options.templates_dir,
                                site_url=site_url)
         typer.echo(str(path))

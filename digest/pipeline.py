@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dedup import DedupResult, deduplicate, known_names, published_names
+from .dedup import DedupResult, deduplicate, known_names
 from .ingest import load_sources
 from .ingest.sources import StdinReader
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
-from .outputs import publish
 from .prompts import Prompts
+from .publishing import publish_issue
 from .render import Renderer
 from .report import RunReport
 from .state import Store
@@ -122,14 +122,11 @@ def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: boo
 def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
                 formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
                 site_url: str | None = None) -> Path:
-    """Write ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and ``feed.xml``
-    atomically, record the issue's papers as published, and return the Markdown's path."""
-    paths = publish(built.issue, Path(out_dir), formats=formats,
-                    renderer=Renderer(templates_dir), site_url=site_url)
-    papers = [p for s in built.issue.sections for p in s.papers]
-    store.record_issue(built.issue.week, (p.id for p in papers),
-                       aliases=(name for p in papers for name in published_names(p)))
-    store.mark_inbox_used(built.issue.week, built.inbox)
+    """Publish ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and
+    ``feed.xml`` as a recorded transaction (``digest.publishing``); return the Markdown's
+    path."""
+    paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
+                          templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 
@@ -153,7 +150,7 @@ def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[P
     """Leave out papers an earlier issue already carried, unless asked to keep them."""
     if options.include_published:
         return papers, 0
-    published = store.published_before(options.week)
+    published = store.published_elsewhere(options.week)
     kept = [paper for paper in papers
             if not any(name in published for name in known_names(paper))]
     return kept, len(papers) - len(kept)
