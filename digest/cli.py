@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -32,7 +33,9 @@ from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
-from .publishing import publishing_session
+from .publishing import publishing_session, unexpected_fault
+from .inbox import keep_in_inbox
+from .testhook import pause_at
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
@@ -274,8 +277,8 @@ def ingest(
                               fix="pass a listing (a Daily Papers page, an arXiv listing "
                               "e-mail, JSON, CSV or a feed); nothing was stored")
         records = [_stdin_named(record, data) for record in ingested.records]
-        with Store(_state_path(state, settings)) as store:
-            added = store.add_to_inbox(records)
+        pause_at("ingest")
+        added = keep_in_inbox(_state_path(state, settings), records)
         run.counts = Stats(records_read=len(records))
         typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
                    f"({len(records) - added} already there)")
@@ -428,9 +431,10 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     code = 0
     try:
         yield
-    except DigestError as error:
+    except (DigestError, OSError, sqlite3.Error) as caught:
         if os.environ.get("DIGEST_RAISE_ERRORS"):
             raise
+        error = caught if isinstance(caught, DigestError) else unexpected_fault(caught)
         run.errors.append(str(error))
         typer.echo(f"Error: {error}", err=True)
         code = error.exit_code
@@ -441,10 +445,21 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     finally:
         run.duration_s = max(run.duration_s, time.monotonic() - started)
         if report_path is not None:
-            write_report(report_path, run)
+            _write_report(report_path, run, code)
     if code:
         raise typer.Exit(code)
 
+
+
+def _write_report(path: Path, run: RunReport, code: int) -> None:
+    """A report that cannot be written is a warning, not a failure, once the issue is out:
+    the exit code must still say what happened to the issue (and let `&& digest email` run)."""
+    try:
+        write_report(path, run)
+    except OSError as error:
+        typer.echo(f"Warning: {path}: cannot write the run report ({error.strerror or error}); "
+                   "the run itself " + ("succeeded" if code == 0 else "failed as said above"),
+                   err=True)
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -22,16 +22,18 @@ so the next week never repeats them. All of this runs under the run lock
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .dedup import published_names
-from .errors import StateError
+from .errors import StateError, StateUnavailable
 from .models import Issue, Record
 from .outputs import (
     HistoryEntry,
@@ -47,11 +49,12 @@ from .outputs import (
 )
 from .render import Renderer
 from .runlock import run_lock
-from .state import Store, record_key
+from .state import Store, record_key, store_fault
 from .testhook import pause_at
 
 logger = logging.getLogger("digest.publishing")
 
+TEMPORARY_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
 REPORT_KEYS = {".md": "markdown", ".html": "html", ".txt": "text"}
 
 
@@ -91,7 +94,7 @@ def recover(store: Store) -> list[str]:
 
 def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> dict[str, Path]:
     files = {out / name: text for name, text in payload["files"].items()}
-    write_files(out, files)
+    _write_or_explain(out, files, week)
     pause_at("files")
     store.finish_publishing(week)
     renderer = Renderer(Path(payload["templates"]) if payload.get("templates") else None)
@@ -105,9 +108,33 @@ def regenerate_archive(out: Path, store: Store, renderer: Renderer,
     history of issues the store does not know); return the paths of index and feed."""
     history = archive_history(out, store)
     files = render_archive(out, history, renderer=renderer, site_url=site_url)
-    write_files(out, files)
-    save_history(out, history)
+    try:
+        write_files(out, files)
+        save_history(out, history)
+    except OSError as error:
+        raise output_fault(out, error, "the issue is published; index.md, feed.xml and the "
+                           "history are rebuilt by the next run") from None
     return list(files)
+
+
+def _write_or_explain(out: Path, files: dict[Path, str], week: str) -> None:
+    try:
+        write_files(out, files)
+    except OSError as error:
+        raise output_fault(out, error, f"the issue of {week} stays pending in the store and "
+                           "the next run finishes it") from None
+
+
+def output_fault(out: Path, error: OSError, state: str) -> StateError:
+    """One line for a file that could not be written: where, what, what is safe, the fix.
+    A full, read-only or failing disk may pass (exit 75); anything else is exit 1."""
+    where = error.filename or out
+    what = error.strerror or str(error)
+    if error.errno in TEMPORARY_ERRNOS:
+        return StateUnavailable(f"{where}: cannot write ({what}); {state}: free space or make "
+                                "the disk writable, then run again")
+    return StateError(f"{where}: cannot write ({what}); {state}: fix the folder's "
+                      "permissions or pass another --out")
 
 
 def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:
@@ -157,3 +184,10 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
                 refuse_lost_store(store, out)
             remove_leftovers(out)
             yield store
+
+
+def unexpected_fault(error: OSError | sqlite3.Error) -> StateError:
+    """The last net for a disk or SQLite failure no layer explained: still one line."""
+    if isinstance(error, OSError):
+        return output_fault(Path(error.filename or "."), error, "nothing more was done")
+    return store_fault("the state store", error)
