@@ -25,6 +25,7 @@ from . import __version__
 from .config import digest_home, load_config, resolve
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
+from .inbox import keep_in_inbox
 from .ingest import load_sources
 from .ingest.sources import read_stdin
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
@@ -34,11 +35,10 @@ from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
 from .publishing import publishing_session, unexpected_fault
-from .inbox import keep_in_inbox
-from .testhook import pause_at
 from .render import Renderer
 from .report import RunReport, write_report
 from .state import Store
+from .testhook import pause_at
 from .themes import ThemeBackend, make_theme_backend
 from .weeks import current_week, parse_week
 
@@ -169,7 +169,7 @@ def newsletter(
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
-        options.use_inbox = True
+        options.use_inbox = options.require_records = True
         out_dir = Path(resolve("out", out, settings, "outputs"))
         with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
                                 week=options.week, wait_s=wait, new_store=new_store) as store:
@@ -338,6 +338,7 @@ def email(
         options = _options(settings, week, fmt, strict, False, max_themes, prompts,
                            templates)
         options.use_inbox = state is not None
+        options.require_records = True
         choices = LLMChoices(backend, model, base_url, timeout)
         with Store(state or ":memory:") as store:
             built = _build(sources, options, choices, settings, store, run, themes)

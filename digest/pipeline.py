@@ -18,6 +18,7 @@ from .chunk import Budget, plan_batches
 from .dedup import DedupResult, deduplicate, known_names
 from .ingest import load_sources
 from .ingest.sources import StdinReader
+from .errors import SourceError
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
@@ -42,6 +43,7 @@ class Options:
     strict: bool = False
     include_published: bool = False
     use_inbox: bool = False  # add what `digest ingest` kept in the store
+    require_records: bool = False  # nothing read is an error, not an empty issue (newsletter)
     max_themes: int = 10
     budget: Budget = field(default_factory=Budget)
     llm: RunLimits = field(default_factory=RunLimits)
@@ -71,6 +73,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     report.errors += [str(error) for error in ingested.errors]
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
+    if options.require_records and not records:
+        raise nothing_read(sources, report.errors)
     deduped = deduplicate(records)
     papers, already_published = _select(deduped.papers, store, options)
     by_id = {paper.id: paper for paper in papers}
@@ -129,6 +133,15 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
                           templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
+
+
+def nothing_read(sources: Sequence[str], errors: Sequence[str]) -> SourceError:
+    """No source could be read, or they held no record: publishing an empty issue would
+    announce "no papers this week" to everyone (and hide the fault), so it is an error."""
+    problem = ("no source could be read" if errors else "the sources held no paper record")
+    return SourceError(", ".join(sources) or "the inbox", f"nothing read: {problem}",
+                       fix="no issue was written; check the paths and the listings (the run "
+                       "report lists each source's error)")
 
 
 def compose_intro(sections: Sequence[IssueSection]) -> str:
