@@ -37,6 +37,8 @@ from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
 from .publishing import publishing_session, unexpected_fault
 from .render import Renderer
 from .report import RunReport, write_report
+from .runlock import run_lock
+from .sending import already_sent, send_recorded
 from .state import Store
 from .testhook import pause_at
 from .themes import ThemeBackend, make_theme_backend
@@ -320,6 +322,10 @@ def email(
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     fail_on_degraded: FailOnDegraded = False,
+    wait: Wait = 0.0,
+    resend: Annotated[bool, typer.Option(
+        "--resend", help="Send the week's issue even though the state store says it went out "
+        "already.")] = False,
 ) -> None:
     """Send the issue by SMTP as one MIME message (text + HTML), or --eml to stdout.
 
@@ -340,19 +346,28 @@ def email(
         options.use_inbox = state is not None
         options.require_records = True
         choices = LLMChoices(backend, model, base_url, timeout)
-        with Store(state or ":memory:") as store:
+        where = str(state) if state is not None and not eml else ":memory:"
+        with run_lock(where, command="email", week=options.week, wait_s=wait), \
+                Store(state or ":memory:") as store:
+            sendings = store if where != ":memory:" else None
+            done = already_sent(sendings, options.week, resend=resend)
+            if done:
+                typer.echo(done)
+                return
             built = _build(sources, options, choices, settings, store, run, themes)
-        _stop_after_llm(run, False, fail_on_degraded)
-        renderer = Renderer(options.templates_dir)
-        history = past_issues(load_history(out)) if out is not None else []
-        message = build_message(built.issue, text=renderer.text(built.issue, history=history),
-                                html=renderer.html(built.issue, history=history), settings=mail)
-        if eml:
-            sys.stdout.buffer.write(as_eml(message))
-            sys.stdout.flush()
-        else:
-            send(message, mail)
-            typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)}")
+            _stop_after_llm(run, False, fail_on_degraded)
+            renderer = Renderer(options.templates_dir)
+            history = past_issues(load_history(out)) if out is not None else []
+            message = build_message(built.issue, text=renderer.text(built.issue, history=history),
+                                    html=renderer.html(built.issue, history=history),
+                                    settings=mail)
+            if eml:
+                sys.stdout.buffer.write(as_eml(message))
+                sys.stdout.flush()
+                return
+            answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
+                                   mail.recipients, lambda: send(message, mail))
+        typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)} ({answer})")
 
 
 def _build(sources: list[str] | None, options: Options, choices: LLMChoices,

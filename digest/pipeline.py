@@ -16,9 +16,9 @@ from pathlib import Path
 
 from .chunk import Budget, plan_batches
 from .dedup import DedupResult, deduplicate, known_names
+from .errors import SourceError
 from .ingest import load_sources
 from .ingest.sources import StdinReader
-from .errors import SourceError
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
