@@ -23,6 +23,7 @@ import typer
 
 from . import __version__
 from .config import digest_home, load_config, resolve
+from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
 from .inbox import keep_in_inbox
@@ -33,7 +34,7 @@ from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
-from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
+from .pipeline import Built, Options, build_issue, dedup_sources, weeks_with_records, write_issue
 from .publishing import publishing_session, unexpected_fault
 from .render import Renderer
 from .report import RunReport, write_report
@@ -42,7 +43,7 @@ from .sending import already_sent, send_recorded
 from .state import Store
 from .testhook import pause_at
 from .themes import ThemeBackend, make_theme_backend
-from .weeks import current_week, parse_week
+from .weeks import current_week, resolve_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
@@ -53,7 +54,9 @@ app = typer.Typer(
 # Options shared by newsletter and summarize.
 Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
     help="Listing files, directories, globs, or - for stdin.", show_default=False)]
-Week = Annotated[str | None, typer.Option(help="ISO week, e.g. 2026-W47 [default: this week].")]
+Week = Annotated[str | None, typer.Option(
+    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) [default: this week]. "
+    "newsletter and email take only that week's papers, by listing date.")]
 Backend = Annotated[str | None, typer.Option(
     help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
 Model = Annotated[str | None, typer.Option(help="Model name [env DIGEST_MODEL].")]
@@ -153,6 +156,9 @@ def newsletter(
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
     wait: Wait = 0.0,
+    catch_up: Annotated[bool, typer.Option(
+        "--catch-up", help="Write every week with papers since the last issue, up to --week, "
+        "oldest first, each once.")] = False,
     new_store: Annotated[bool, typer.Option(
         "--new-store", help="Accept a missing or empty state store beside an output folder "
         "that already has issues (their papers may go out again).")] = False,
@@ -171,7 +177,7 @@ def newsletter(
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
-        options.use_inbox = options.require_records = True
+        options.use_inbox = options.require_records = options.by_date = True
         out_dir = Path(resolve("out", out, settings, "outputs"))
         with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
                                 week=options.week, wait_s=wait, new_store=new_store) as store:
@@ -179,13 +185,22 @@ def newsletter(
                 raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
                                   "pass listing files, folders, URLs or - for stdin, or keep "
                                   "listings there with `digest ingest`")
-            built = _build(sources, options, choices, settings, store, run, themes)
-            if _stop_after_llm(run, dry_run, fail_on_degraded):
-                return
-            path = write_issue(built, out_dir, store, run,
-                               formats=wanted, templates_dir=options.templates_dir,
-                               site_url=site_url)
-        typer.echo(str(path))
+            weeks = (catch_up_weeks(weeks_with_records(sources or [], options, store,
+                                                       today_week=current_week()),
+                                    store, until=options.week)
+                     if catch_up else [options.week])
+            if not weeks:
+                typer.echo(f"nothing to catch up: no records after the last issue, up to "
+                           f"{options.week}")
+            for issue_week in weeks:  # oldest first, each once
+                weekly = replace(options, week=issue_week)
+                run.week = issue_week
+                built = _build(sources, weekly, choices, settings, store, run, themes)
+                if _stop_after_llm(run, dry_run, fail_on_degraded):
+                    return
+                path = write_issue(built, out_dir, store, run, formats=wanted,
+                                   templates_dir=options.templates_dir, site_url=site_url)
+                typer.echo(str(path))
 
 
 @app.command()
@@ -344,7 +359,7 @@ def email(
         options = _options(settings, week, fmt, strict, False, max_themes, prompts,
                            templates)
         options.use_inbox = state is not None
-        options.require_records = True
+        options.require_records = options.by_date = True
         choices = LLMChoices(backend, model, base_url, timeout)
         where = str(state) if state is not None and not eml else ":memory:"
         with run_lock(where, command="email", week=options.week, wait_s=wait), \
@@ -429,8 +444,7 @@ def _require_sources(sources: list[str] | None) -> None:
 def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
              include_published: bool, max_themes: int | None, prompts: Path | None,
              templates: Path | None) -> Options:
-    week = week or current_week()
-    parse_week(week)  # a bad --week is a usage error before any work is done
+    week = resolve_week(week)  # a bad --week is a usage error before any work is done
     prompts_dir = resolve("prompts", prompts, settings)
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
                    include_published=include_published,

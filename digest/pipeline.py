@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
+from .dating import record_weeks
 from .dedup import DedupResult, deduplicate, known_names
 from .errors import SourceError
 from .ingest import load_sources
@@ -44,6 +45,7 @@ class Options:
     include_published: bool = False
     use_inbox: bool = False  # add what `digest ingest` kept in the store
     require_records: bool = False  # nothing read is an error, not an empty issue (newsletter)
+    by_date: bool = False  # take only the records of ``week`` (their listing dates)
     max_themes: int = 10
     budget: Budget = field(default_factory=Budget)
     llm: RunLimits = field(default_factory=RunLimits)
@@ -75,6 +77,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     records = ingested.records + inbox
     if options.require_records and not records:
         raise nothing_read(sources, report.errors)
+    if options.by_date:
+        records, inbox = _in_week(records, inbox, store, options.week, report)
     deduped = deduplicate(records)
     papers, already_published = _select(deduped.papers, store, options)
     by_id = {paper.id: paper for paper in papers}
@@ -133,6 +137,31 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
                           templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
+
+
+def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *,
+                       today_week: str) -> list[str]:
+    """The weeks the sources and the inbox hold records of (undated ones first seen now
+    count for ``today_week``): what ``--catch-up`` chooses from."""
+    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict)
+    inbox = store.inbox(options.week) if options.use_inbox else []
+    records = ingested.records + inbox
+    if options.require_records and not records:
+        raise nothing_read(sources, [str(error) for error in ingested.errors])
+    added = store.inbox_weeks(options.week) if inbox else None
+    return sorted(set(record_weeks(records, store, default=today_week, added=added)))
+
+
+def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str,
+             report: RunReport) -> tuple[list[Record], list[Record]]:
+    """Only ``week``'s records (by listing date); the others are counted in the report."""
+    added = store.inbox_weeks(week) if inbox else None
+    weeks = record_weeks(records, store, default=week, added=added)
+    kept = [record for record, record_week in zip(records, weeks, strict=True)
+            if record_week == week]
+    report.records_other_weeks = len(records) - len(kept)
+    kept_ids = {id(record) for record in kept}
+    return kept, [record for record in inbox if id(record) in kept_ids]
 
 
 def nothing_read(sources: Sequence[str], errors: Sequence[str]) -> SourceError:

@@ -26,6 +26,7 @@ from typing import Any
 
 from .errors import StateBusy, StateError, StateUnavailable
 from .models import Record, Sighting
+from .weeks import current_week
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -319,6 +320,12 @@ class Store:
         rows = self._db.execute("SELECT record FROM inbox WHERE used_in IS NULL OR used_in = ? "
                                 "ORDER BY id", (week,))
         return [_record_from_json(json.loads(row[0])) for row in rows]
+
+    def inbox_weeks(self, week: str) -> dict[str, str]:
+        """The ISO week each record of ``inbox(week)`` was added in, by record key."""
+        rows = self._db.execute("SELECT key, added_at FROM inbox WHERE used_in IS NULL OR "
+                                "used_in = ?", (week,))
+        return {key: current_week(dt.date.fromisoformat(added[:10])) for key, added in rows}
 
     def mark_inbox_used(self, week: str, records: Iterable[Record]) -> None:
         """Say that ``week``'s issue took these records, so later issues do not."""
