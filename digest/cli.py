@@ -8,6 +8,7 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -26,6 +27,9 @@ from .config import digest_home, load_config, resolve
 from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
+from .history import history as store_history
+from .history import history_lines, status_lines
+from .history import status as store_status
 from .inbox import keep_in_inbox
 from .ingest import load_sources
 from .ingest.sources import read_stdin
@@ -35,7 +39,7 @@ from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources, weeks_with_records, write_issue
-from .publishing import publishing_session, unexpected_fault
+from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
 from .report import RunReport, write_report
 from .runlock import run_lock
@@ -365,6 +369,8 @@ def email(
         with run_lock(where, command="email", week=options.week, wait_s=wait), \
                 Store(state or ":memory:") as store:
             sendings = store if where != ":memory:" else None
+            if sendings is not None:
+                recover(store)  # the issue an interrupted newsletter run left pending
             done = already_sent(sendings, options.week, resend=resend)
             if done:
                 typer.echo(done)
@@ -383,6 +389,32 @@ def email(
             answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
                                    mail.recipients, lambda: send(message, mail))
         typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)} ({answer})")
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON (for monitoring).")]
+
+
+@app.command()
+def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag = False
+           ) -> None:
+    """The store at a glance: run lock holder, pending issue, inbox, next and last issue,
+    last sending."""
+    with _handled(None, RunReport()):
+        data = store_status(_state_path(state, load_config(config)))
+        _print(data, status_lines(data), as_json)
+
+
+@app.command()
+def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag = False
+            ) -> None:
+    """Every published issue: week, papers, files, when, and whom it was sent to."""
+    with _handled(None, RunReport()):
+        rows = store_history(_state_path(state, load_config(config)))
+        _print(rows, history_lines(rows), as_json)
+
+
+def _print(data: Any, lines: list[str], as_json: bool) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
 
 
 def _build(sources: list[str] | None, options: Options, choices: LLMChoices,
