@@ -52,7 +52,7 @@ from .weeks import current_week, resolve_week
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, "
-    "75 temporary failure (LLM endpoint or mail server).",
+    "75 temporary failure (LLM endpoint, mail server, or a locked, full or read-only state store).",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
@@ -282,7 +282,8 @@ def ingest(
 ) -> None:
     """Keep listings in the state store for the next issue (a mail hook reads stdin).
 
-    `digest ingest -` reads one listing e-mail on stdin. Exit 75 when the store is busy.
+    `digest ingest -` reads one listing e-mail on stdin. Exit 75 on any state-store fault
+    (busy, full, read-only, damaged): the mail system keeps the mail and retries.
     """
     _setup_logging(verbose)
     run = RunReport()
