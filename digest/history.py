@@ -11,8 +11,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from .runlock import describe, holder
 from .errors import StateError
+from .runlock import describe, holder
 from .state import Store
 from .weeks import current_week, parse_week, week_of
 

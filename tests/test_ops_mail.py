@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - pytest fixtures imported from tests.test_mail are parameters here
 """Mail sent once (issue 11, point 6), against a real SMTP server on 127.0.0.1."""
 
 from __future__ import annotations

@@ -80,3 +80,12 @@ def test_killed_during_llm_calls_nothing_is_published_and_the_next_run_works(tmp
     again = cli("newsletter", source, "--week", "2026-W46", *args)
     assert again.returncode == 0, again.stderr
     assert len(published(state)["2026-W46"]) == 8
+
+
+def test_a_mail_hook_killed_mid_ingest_stores_nothing_and_the_redelivery_stores_it(tmp_path):
+    state = tmp_path / "state.sqlite"
+    mail = week_listing(tmp_path, "2026-W47", 4).read_text()
+    hook = start_paused(tmp_path, "ingest", "ingest", "-", "--state", str(state), stdin=mail)
+    kill9(hook)  # the MTA saw no exit 0: it delivers again
+    again = cli("ingest", "-", "--state", str(state), stdin=mail)
+    assert again.returncode == 0 and again.stdout.startswith("4 new records"), again.stderr

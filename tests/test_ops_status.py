@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - pytest fixtures imported from tests.test_mail are parameters here
 """What operators see (issue 11, point 7): `digest status` and `digest history`."""
 
 from __future__ import annotations
