@@ -54,8 +54,8 @@ def status_lines(data: dict[str, Any]) -> list[str]:
                             if data["pending"] else "none"),
         f"inbox:        {data['inbox']} record(s) waiting",
         f"next week:    {data['next_week']}",
-        "last issue:   " + (f"{last['week']}, {last['papers']} papers, at {last['published_at']}"
-                            if last else "none"),
+        "last issue:   " + (f"{last['week']}, {last['papers']} papers, at "
+                            f"{last['published_at']} UTC" if last else "none"),
         "last sending: " + (_sending_line(sending) if sending else "none"),
     ]
 
@@ -67,7 +67,7 @@ def history_lines(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         sent = "; ".join(_sending_line(s) for s in row["sent"]) or "not sent"
         lines.append(f"{row['week']}  {row['papers']:>4} papers  {', '.join(row['files'])}  "
-                     f"at {row['published_at']}  sent: {sent}")
+                     f"at {row['published_at']} UTC  sent: {sent}")
     return lines
 
 
@@ -85,7 +85,7 @@ def _sending(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sending_line(sending: dict[str, Any]) -> str:
-    when = (f"at {sending['sent_at']}" if sending["sent_at"]
+    when = (f"at {sending['sent_at']} UTC" if sending["sent_at"]
             else f"UNCONFIRMED since {sending['started_at']}")
     return f"{sending['week']} to {', '.join(sending['recipients'])} {when}"
 

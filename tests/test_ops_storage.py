@@ -160,3 +160,20 @@ def test_a_report_that_cannot_be_written_is_a_warning_once_the_issue_is_out(tmp_
     assert result.returncode == 0, result.stderr
     assert "Warning:" in result.stderr and "run report" in result.stderr
     assert shutil.os.path.exists(tmp_path / "out" / "2026-W47.md")
+
+
+def test_a_store_of_the_previous_schema_is_upgraded_in_place_keeping_its_issues(tmp_path):
+    from digest.state import MIGRATIONS, Store
+
+    state = tmp_path / "state.sqlite"
+    with sqlite3.connect(state, isolation_level=None) as db:
+        for script in MIGRATIONS[:4]:
+            db.executescript(script)
+        db.execute("PRAGMA user_version=4")
+        db.execute("INSERT INTO issues (week, papers) VALUES ('2026-W46', 3)")
+        db.execute("INSERT INTO published (paper_id, week) VALUES ('p1', '2026-W46')")
+    with Store(state) as store:
+        assert [(row["week"], row["papers"]) for row in store.issues()] == [("2026-W46", 3)]
+        assert store.published_elsewhere("2026-W47") == {"p1"}
+    with sqlite3.connect(state) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
