@@ -184,7 +184,8 @@ def newsletter(
         options.use_inbox = options.require_records = options.by_date = True
         out_dir = Path(resolve("out", out, settings, "outputs"))
         with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
-                                week=options.week, wait_s=wait, new_store=new_store) as store:
+                                week=options.week, wait_s=wait, new_store=new_store,
+                                dry_run=dry_run) as store:
             if not sources and not store.inbox(options.week):
                 raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
                                   "pass listing files, folders, URLs or - for stdin, or keep "

@@ -173,16 +173,20 @@ def _report_key(path: Path) -> str:
 
 @contextmanager
 def publishing_session(state_path: str | Path, out: Path, *, command: str, week: str | None,
-                       wait_s: float = 0.0, new_store: bool = False) -> Iterator[Store]:
+                       wait_s: float = 0.0, new_store: bool = False,
+                       dry_run: bool = False) -> Iterator[Store]:
     """The store of a run that publishes: under the run lock, with any pending issue
-    finished, a lost store refused, and the temp files of killed runs removed."""
+    finished, a lost store refused, and the temp files of killed runs removed (a dry
+    run writes nothing: it leaves a pending issue and the temp files to the next run)."""
     with run_lock(state_path, command=command, week=week, wait_s=wait_s):
         pause_at("locked")
         with Store(state_path, new_store=new_store) as store:
-            recover(store)
+            if not dry_run:
+                recover(store)
             if not new_store:
                 refuse_lost_store(store, out)
-            remove_leftovers(out)
+            if not dry_run:
+                remove_leftovers(out)
             yield store
 
 

@@ -51,12 +51,15 @@ def test_killed_between_the_files_and_the_store_record_the_next_run_finishes_it(
 
 def test_killed_after_recording_pending_the_issue_is_written_and_never_repeated(tmp_path):
     state, out, args = setup(tmp_path)
-    (out).mkdir()
-    (out / ".2026-W46.md.k3x_9abc").write_text("half an issue")  # a killed run's temp file
     run = start_paused(tmp_path, "pending", "newsletter", str(tmp_path / "in" / "2026-W46.jsonl"),
                        "--week", "2026-W46", *args)
     kill9(run)
     assert not (out / "2026-W46.md").exists()
+    out.mkdir(exist_ok=True)
+    (out / ".2026-W46.md.k3x_9abc").write_text("half an issue")  # a killed write's temp file
+    dry = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args, "--dry-run")
+    assert dry.returncode == 0 and pending_weeks(state) == ["2026-W46"]  # a dry run writes nothing
+    assert not (out / "2026-W46.md").exists() and (out / ".2026-W46.md.k3x_9abc").exists()
 
     nxt = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
     assert nxt.returncode == 0, nxt.stderr
