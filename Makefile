@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job on examples/, offline backend: no key, no network
-	env -u OPENAI_API_KEY -u OPENAI_BASE_URL $(BIN)/digest newsletter examples/ --out outputs/ --backend offline --state outputs/.state.sqlite --report outputs/report.json
+	env -u OPENAI_API_KEY -u OPENAI_BASE_URL $(BIN)/digest newsletter examples/ --week 2026-W47 --out outputs/ --backend offline --state outputs/.state.sqlite --report outputs/report.json
 
 test: $(STAMP) browser  ## the whole test suite
 	$(BIN)/python -m pytest -q

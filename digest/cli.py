@@ -8,8 +8,10 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -22,8 +24,13 @@ import typer
 
 from . import __version__
 from .config import digest_home, load_config, resolve
+from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
+from .history import history as store_history
+from .history import history_lines, status_lines
+from .history import status as store_status
+from .inbox import keep_in_inbox
 from .ingest import load_sources
 from .ingest.sources import read_stdin
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
@@ -31,23 +38,29 @@ from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
-from .pipeline import Built, Options, build_issue, dedup_sources, write_issue
+from .pipeline import Built, Options, build_issue, dedup_sources, weeks_with_records, write_issue
+from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
 from .report import RunReport, write_report
+from .runlock import run_lock
+from .sending import already_sent, send_recorded
 from .state import Store
+from .testhook import pause_at
 from .themes import ThemeBackend, make_theme_backend
-from .weeks import current_week, parse_week
+from .weeks import current_week, resolve_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, "
-    "75 temporary failure (LLM endpoint or mail server).",
+    "75 temporary failure (LLM endpoint, mail server, or a locked, full or read-only state store).",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
 Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
     help="Listing files, directories, globs, or - for stdin.", show_default=False)]
-Week = Annotated[str | None, typer.Option(help="ISO week, e.g. 2026-W47 [default: this week].")]
+Week = Annotated[str | None, typer.Option(
+    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) [default: this week]. "
+    "newsletter and email take only that week's papers, by listing date.")]
 Backend = Annotated[str | None, typer.Option(
     help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
 Model = Annotated[str | None, typer.Option(help="Model name [env DIGEST_MODEL].")]
@@ -96,6 +109,9 @@ Deadline = Annotated[float | None, typer.Option(
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
     "nothing, write nothing.")]
+Wait = Annotated[float, typer.Option(
+    "--wait", min=0, help="Seconds to wait for another run holding the store's run lock "
+    "[default: 0: exit 75 at once, naming it].")]
 FailOnDegraded = Annotated[bool, typer.Option(
     "--fail-on-degraded", help="Exit 75 and write nothing when any part of the issue had to be "
     "summarised offline.")]
@@ -143,6 +159,13 @@ def newsletter(
     deadline: Deadline = None,
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
+    wait: Wait = 0.0,
+    catch_up: Annotated[bool, typer.Option(
+        "--catch-up", help="Write every week with papers since the last issue, up to --week, "
+        "oldest first, each once.")] = False,
+    new_store: Annotated[bool, typer.Option(
+        "--new-store", help="Accept a missing or empty state store beside an output folder "
+        "that already has issues (their papers may go out again).")] = False,
 ) -> None:
     """The weekly job: write OUT/<YYYY-Www>.md and print its path.
 
@@ -158,19 +181,31 @@ def newsletter(
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
-        options.use_inbox = True
-        with Store(_state_path(state, settings)) as store:
+        options.use_inbox = options.require_records = options.by_date = True
+        out_dir = Path(resolve("out", out, settings, "outputs"))
+        with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
+                                week=options.week, wait_s=wait, new_store=new_store,
+                                dry_run=dry_run) as store:
             if not sources and not store.inbox(options.week):
                 raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
                                   "pass listing files, folders, URLs or - for stdin, or keep "
                                   "listings there with `digest ingest`")
-            built = _build(sources, options, choices, settings, store, run, themes)
-            if _stop_after_llm(run, dry_run, fail_on_degraded):
-                return
-            path = write_issue(built, Path(resolve("out", out, settings, "outputs")), store, run,
-                               formats=wanted, templates_dir=options.templates_dir,
-                               site_url=site_url)
-        typer.echo(str(path))
+            weeks = (catch_up_weeks(weeks_with_records(sources or [], options, store,
+                                                       today_week=current_week()),
+                                    store, until=options.week)
+                     if catch_up else [options.week])
+            if not weeks:
+                typer.echo(f"nothing to catch up: no records after the last issue, up to "
+                           f"{options.week}")
+            for issue_week in weeks:  # oldest first, each once
+                weekly = replace(options, week=issue_week)
+                run.week = issue_week
+                built = _build(sources, weekly, choices, settings, store, run, themes)
+                if _stop_after_llm(run, dry_run, fail_on_degraded):
+                    return
+                path = write_issue(built, out_dir, store, run, formats=wanted,
+                                   templates_dir=options.templates_dir, site_url=site_url)
+                typer.echo(str(path))
 
 
 @app.command()
@@ -248,7 +283,8 @@ def ingest(
 ) -> None:
     """Keep listings in the state store for the next issue (a mail hook reads stdin).
 
-    `digest ingest -` reads one listing e-mail on stdin. Exit 75 when the store is busy.
+    `digest ingest -` reads one listing e-mail on stdin. Exit 75 on any state-store fault
+    (busy, full, read-only, damaged): the mail system keeps the mail and retries.
     """
     _setup_logging(verbose)
     run = RunReport()
@@ -264,8 +300,8 @@ def ingest(
                               fix="pass a listing (a Daily Papers page, an arXiv listing "
                               "e-mail, JSON, CSV or a feed); nothing was stored")
         records = [_stdin_named(record, data) for record in ingested.records]
-        with Store(_state_path(state, settings)) as store:
-            added = store.add_to_inbox(records)
+        pause_at("ingest")
+        added = keep_in_inbox(_state_path(state, settings), records)
         run.counts = Stats(records_read=len(records))
         typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
                    f"({len(records) - added} already there)")
@@ -307,6 +343,10 @@ def email(
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     fail_on_degraded: FailOnDegraded = False,
+    wait: Wait = 0.0,
+    resend: Annotated[bool, typer.Option(
+        "--resend", help="Send the week's issue even though the state store says it went out "
+        "already.")] = False,
 ) -> None:
     """Send the issue by SMTP as one MIME message (text + HTML), or --eml to stdout.
 
@@ -325,20 +365,58 @@ def email(
         options = _options(settings, week, fmt, strict, False, max_themes, prompts,
                            templates)
         options.use_inbox = state is not None
+        options.require_records = options.by_date = True
         choices = LLMChoices(backend, model, base_url, timeout)
-        with Store(state or ":memory:") as store:
+        where = str(state) if state is not None and not eml else ":memory:"
+        with run_lock(where, command="email", week=options.week, wait_s=wait), \
+                Store(state or ":memory:") as store:
+            sendings = store if where != ":memory:" else None
+            if sendings is not None:
+                recover(store)  # the issue an interrupted newsletter run left pending
+            done = already_sent(sendings, options.week, resend=resend)
+            if done:
+                typer.echo(done)
+                return
             built = _build(sources, options, choices, settings, store, run, themes)
-        _stop_after_llm(run, False, fail_on_degraded)
-        renderer = Renderer(options.templates_dir)
-        history = past_issues(load_history(out)) if out is not None else []
-        message = build_message(built.issue, text=renderer.text(built.issue, history=history),
-                                html=renderer.html(built.issue, history=history), settings=mail)
-        if eml:
-            sys.stdout.buffer.write(as_eml(message))
-            sys.stdout.flush()
-        else:
-            send(message, mail)
-            typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)}")
+            _stop_after_llm(run, False, fail_on_degraded)
+            renderer = Renderer(options.templates_dir)
+            history = past_issues(load_history(out)) if out is not None else []
+            message = build_message(built.issue, text=renderer.text(built.issue, history=history),
+                                    html=renderer.html(built.issue, history=history),
+                                    settings=mail)
+            if eml:
+                sys.stdout.buffer.write(as_eml(message))
+                sys.stdout.flush()
+                return
+            answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
+                                   mail.recipients, lambda: send(message, mail))
+        typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)} ({answer})")
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON (for monitoring).")]
+
+
+@app.command()
+def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag = False
+           ) -> None:
+    """The store at a glance: run lock holder, pending issue, inbox, next and last issue,
+    last sending."""
+    with _handled(None, RunReport()):
+        data = store_status(_state_path(state, load_config(config)))
+        _print(data, status_lines(data), as_json)
+
+
+@app.command()
+def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag = False
+            ) -> None:
+    """Every published issue: week, papers, files, when, and whom it was sent to."""
+    with _handled(None, RunReport()):
+        rows = store_history(_state_path(state, load_config(config)))
+        _print(rows, history_lines(rows), as_json)
+
+
+def _print(data: Any, lines: list[str], as_json: bool) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
 
 
 def _build(sources: list[str] | None, options: Options, choices: LLMChoices,
@@ -400,8 +478,7 @@ def _require_sources(sources: list[str] | None) -> None:
 def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
              include_published: bool, max_themes: int | None, prompts: Path | None,
              templates: Path | None) -> Options:
-    week = week or current_week()
-    parse_week(week)  # a bad --week is a usage error before any work is done
+    week = resolve_week(week)  # a bad --week is a usage error before any work is done
     prompts_dir = resolve("prompts", prompts, settings)
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
                    include_published=include_published,
@@ -418,9 +495,10 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     code = 0
     try:
         yield
-    except DigestError as error:
+    except (DigestError, OSError, sqlite3.Error) as caught:
         if os.environ.get("DIGEST_RAISE_ERRORS"):
             raise
+        error = caught if isinstance(caught, DigestError) else unexpected_fault(caught)
         run.errors.append(str(error))
         typer.echo(f"Error: {error}", err=True)
         code = error.exit_code
@@ -431,10 +509,21 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     finally:
         run.duration_s = max(run.duration_s, time.monotonic() - started)
         if report_path is not None:
-            write_report(report_path, run)
+            _write_report(report_path, run, code)
     if code:
         raise typer.Exit(code)
 
+
+
+def _write_report(path: Path, run: RunReport, code: int) -> None:
+    """A report that cannot be written is a warning, not a failure, once the issue is out:
+    the exit code must still say what happened to the issue (and let `&& digest email` run)."""
+    try:
+        write_report(path, run)
+    except OSError as error:
+        typer.echo(f"Warning: {path}: cannot write the run report ({error.strerror or error}); "
+                   "the run itself " + ("succeeded" if code == 0 else "failed as said above"),
+                   err=True)
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -8,7 +8,8 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     ├── SourceError             exit 1   a listing that cannot be read or parsed
     │                                    (names the source, and the line when known)
     ├── StateError              exit 1   the SQLite store is unreadable or from a newer digest
-    │   └── StateBusy           exit 75  another run holds the store's lock: try again later
+    │   ├── StateBusy           exit 75  another run holds the store's lock: try again later
+    │   └── StateUnavailable    exit 75  the store's disk is full, read-only or failing: retry
     ├── TemplateError           exit 1   a prompt or issue template is missing or broken
     ├── LLMError                exit 1   the LLM endpoint refused the request for good
     │   └── LLMUnavailable      exit 75  the endpoint is down or rate-limited: try again later
@@ -59,6 +60,12 @@ class StateError(DigestError):
 
 class StateBusy(StateError):
     """Another process kept the state store locked past the wait: retry later."""
+
+    exit_code = EX_TEMPFAIL
+
+
+class StateUnavailable(StateError):
+    """The store's disk is full, read-only or failing: may pass, so retry later."""
 
     exit_code = EX_TEMPFAIL
 

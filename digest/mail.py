@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
+from typing import Any
 
 from .errors import ConfigError, MailError, MailUnavailable
 from .models import Issue
@@ -90,23 +91,35 @@ def as_eml(message: EmailMessage) -> bytes:
     return message.as_bytes(policy=email.policy.default)
 
 
-def send(message: EmailMessage, settings: MailSettings) -> None:
-    """Hand the message to the SMTP server, or raise MailUnavailable / MailError."""
+def send(message: EmailMessage, settings: MailSettings) -> str:
+    """Hand the message to the SMTP server and return its final answer ("250 …"), or
+    raise MailUnavailable (temporary: exit 75) / MailError (configuration or refusal: 1)."""
     if not settings.host:
         raise ConfigError("no SMTP server: pass --smtp-host or set DIGEST_SMTP_HOST "
                           "(or use --eml to write the message to stdout)")
     where = f"{settings.host}:{settings.port}"
     try:
-        with smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
+        with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
             _open_session(smtp, settings)
             refused = smtp.send_message(message, settings.sender, list(settings.recipients))
+            answer = smtp.last_answer
     except smtplib.SMTPAuthenticationError as error:
+        if 400 <= error.smtp_code < 500:
+            raise MailUnavailable(f"SMTP server {where} could not check the login now "
+                                  f"({error.smtp_code}); try again later") from None
         raise MailError(f"SMTP server {where} refused the login ({error.smtp_code}); check "
                         "DIGEST_SMTP_USER and DIGEST_SMTP_PASSWORD") from None
+    except smtplib.SMTPNotSupportedError:
+        raise MailError(f"SMTP server {where} offers no login (AUTH) but DIGEST_SMTP_USER is "
+                        "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
+                        "submission server that does (usually port 587)") from None
     except smtplib.SMTPRecipientsRefused as error:
         raise _refused(where, error.recipients) from None
     except smtplib.SMTPResponseException as error:
         raise _by_code(where, error.smtp_code, _text(error.smtp_error)) from None
+    except ssl.SSLCertVerificationError as error:
+        raise MailError(f"SMTP server {where}: its TLS certificate is not trusted "
+                        f"({error.verify_message}); fix the certificate or --smtp-host") from None
     except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
         raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
                               f"{error}); try again later") from None
@@ -114,6 +127,18 @@ def send(message: EmailMessage, settings: MailSettings) -> None:
         logger.warning("SMTP server %s refused some recipients: %s", where, ", ".join(refused))
     logger.info("sent %s to %d recipient(s) via %s", message["Subject"],
                 len(settings.recipients) - len(refused), where)
+    return answer
+
+
+class _AnsweringSMTP(smtplib.SMTP):
+    """smtplib.SMTP that keeps the server's answer to the message (``sendmail`` drops it)."""
+
+    last_answer = ""
+
+    def data(self, msg: Any) -> tuple[int, bytes]:
+        code, text = super().data(msg)
+        self.last_answer = f"{code} {_text(text)}"
+        return code, text
 
 
 def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:

@@ -48,6 +48,9 @@ INDEX_THEMES = 3
 REPORT_KEYS = {"md": "markdown", "html": "html", "txt": "text"}
 _WEEK = re.compile(r"^\d{4}-W\d{2}$")
 _ISSUE_FILE = re.compile(r"^(\d{4}-W\d{2})\.md$")
+# write_atomic's temp files: "." + the file's name + "." + mkstemp's 8 random characters.
+_LEFTOVER = re.compile(r"^\.(\d{4}-W\d{2}\.(md|html|txt)|index\.md|feed\.xml|\.history\.json)"
+                       r"\.[a-z0-9_]{8}$")
 
 
 @dataclass(frozen=True)
@@ -100,25 +103,55 @@ def publish(issue: Issue, out_dir: Path, *, formats: Iterable[str] = ("md",),
     keyed as in the run report's ``outputs`` (markdown, html, text, index, feed)."""
     out = Path(out_dir)
     renderer = renderer or Renderer()
-    base = feed_base(site_url)
     history = load_history(out)
-    earlier = past_issues(history)
-    # Everything is rendered before anything is written: a broken template changes no file.
-    files = {out / f"{issue.week}.{fmt}": renderer.render(issue, fmt, history=earlier)
-             for fmt in parse_formats(list(formats))}
+    files = render_issue(issue, out, formats=formats, renderer=renderer, history=history)
     history[issue.week] = history_entry(issue)
-    entries = archive(out, history, base, also=files)
-    files[out / "index.md"] = renderer.page("index.md.j2", entries=entries)
-    files[out / "feed.xml"] = renderer.page(
-        "feed.xml.j2", entries=entries[:FEED_ENTRIES], base=base,
-        feed_id=Trusted(f"{base}feed.xml" if base else "urn:digest:feed"),
-        updated=Trusted(max(entry.updated for entry in entries)))
+    files.update(render_archive(out, history, renderer=renderer, site_url=site_url, also=files))
+    write_files(out, files)
+    save_history(out, history)
+    return {_report_key(path): path for path in files}
+
+
+def render_issue(issue: Issue, out: Path, *, formats: Iterable[str], renderer: Renderer,
+                 history: dict[str, HistoryEntry]) -> dict[Path, str]:
+    """The issue's own files, rendered in memory: a broken template changes no file."""
+    earlier = past_issues(history)
+    return {out / f"{issue.week}.{fmt}": renderer.render(issue, fmt, history=earlier)
+            for fmt in parse_formats(list(formats))}
+
+
+def render_archive(out: Path, history: dict[str, HistoryEntry], *, renderer: Renderer,
+                   site_url: str | None, also: Iterable[Path] = ()) -> dict[Path, str]:
+    """index.md and feed.xml for every issue in ``out`` (and ``also``), from ``history``."""
+    base = feed_base(site_url)
+    entries = archive(out, history, base, also=also)
+    if not entries:
+        return {}
+    return {
+        out / "index.md": renderer.page("index.md.j2", entries=entries),
+        out / "feed.xml": renderer.page(
+            "feed.xml.j2", entries=entries[:FEED_ENTRIES], base=base,
+            feed_id=Trusted(f"{base}feed.xml" if base else "urn:digest:feed"),
+            updated=Trusted(max(entry.updated for entry in entries)))}
+
+
+def write_files(out: Path, files: dict[Path, str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
         write_atomic(path, text)
-    save_history(out, history)
     logger.info("wrote %s", ", ".join(str(path) for path in files))
-    return {_report_key(path): path for path in files}
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Remove the temp files a killed run left (``.<name>.<random>`` beside our files)."""
+    if not out.is_dir():
+        return []
+    gone = [path for path in out.iterdir() if _LEFTOVER.match(path.name)]
+    for path in gone:
+        path.unlink(missing_ok=True)
+    if gone:
+        logger.warning("removed %d temp file(s) a killed run left in %s", len(gone), out)
+    return gone
 
 
 def _report_key(path: Path) -> str:
@@ -137,6 +170,14 @@ def feed_base(site_url: str | None) -> Trusted | None:
         raise ConfigError(f"--site-url {site_url!r}: expected an http(s) URL such as "
                           "https://example.org/digest/")
     return Trusted(url if url.endswith("/") else url + "/")
+
+
+def history_to_json(entry: HistoryEntry) -> dict[str, Any]:
+    return _entry_to_json(entry)
+
+
+def history_from_json(item: dict[str, Any]) -> HistoryEntry:
+    return _entry_from_json(item)
 
 
 def history_entry(issue: Issue) -> HistoryEntry:

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dedup import DedupResult, deduplicate, known_names, published_names
+from .dating import record_weeks
+from .dedup import DedupResult, deduplicate, known_names
+from .errors import SourceError
 from .ingest import load_sources
 from .ingest.sources import StdinReader
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
-from .outputs import publish
 from .prompts import Prompts
+from .publishing import publish_issue
 from .render import Renderer
 from .report import RunReport
 from .state import Store
@@ -42,6 +44,8 @@ class Options:
     strict: bool = False
     include_published: bool = False
     use_inbox: bool = False  # add what `digest ingest` kept in the store
+    require_records: bool = False  # nothing read is an error, not an empty issue (newsletter)
+    by_date: bool = False  # take only the records of ``week`` (their listing dates)
     max_themes: int = 10
     budget: Budget = field(default_factory=Budget)
     llm: RunLimits = field(default_factory=RunLimits)
@@ -71,6 +75,10 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     report.errors += [str(error) for error in ingested.errors]
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
+    if options.require_records and not records:
+        raise nothing_read(sources, report.errors)
+    if options.by_date:
+        records, inbox = _in_week(records, inbox, store, options.week, report)
     deduped = deduplicate(records)
     papers, already_published = _select(deduped.papers, store, options)
     by_id = {paper.id: paper for paper in papers}
@@ -122,16 +130,47 @@ def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: boo
 def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
                 formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
                 site_url: str | None = None) -> Path:
-    """Write ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and ``feed.xml``
-    atomically, record the issue's papers as published, and return the Markdown's path."""
-    paths = publish(built.issue, Path(out_dir), formats=formats,
-                    renderer=Renderer(templates_dir), site_url=site_url)
-    papers = [p for s in built.issue.sections for p in s.papers]
-    store.record_issue(built.issue.week, (p.id for p in papers),
-                       aliases=(name for p in papers for name in published_names(p)))
-    store.mark_inbox_used(built.issue.week, built.inbox)
+    """Publish ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and
+    ``feed.xml`` as a recorded transaction (``digest.publishing``); return the Markdown's
+    path."""
+    paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
+                          templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
+
+
+def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *,
+                       today_week: str) -> list[str]:
+    """The weeks the sources and the inbox hold records of (undated ones first seen now
+    count for ``today_week``): what ``--catch-up`` chooses from."""
+    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict)
+    inbox = store.inbox(options.week) if options.use_inbox else []
+    records = ingested.records + inbox
+    if options.require_records and not records:
+        raise nothing_read(sources, [str(error) for error in ingested.errors])
+    added = store.inbox_weeks(options.week) if inbox else None
+    return sorted(set(record_weeks(records, store, default=today_week, added=added)))
+
+
+def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str,
+             report: RunReport) -> tuple[list[Record], list[Record]]:
+    """Only ``week``'s records (by listing date); the others are counted in the report."""
+    added = store.inbox_weeks(week) if inbox else None
+    weeks = record_weeks(records, store, default=week, added=added)
+    kept = [record for record, record_week in zip(records, weeks, strict=True)
+            if record_week == week]
+    report.records_other_weeks = len(records) - len(kept)
+    kept_ids = {id(record) for record in kept}
+    return kept, [record for record in inbox if id(record) in kept_ids]
+
+
+def nothing_read(sources: Sequence[str], errors: Sequence[str]) -> SourceError:
+    """No source could be read, or they held no record: publishing an empty issue would
+    announce "no papers this week" to everyone (and hide the fault), so it is an error."""
+    problem = ("no source could be read" if errors else "the sources held no paper record")
+    return SourceError(", ".join(sources) or "the inbox", f"nothing read: {problem}",
+                       fix="no issue was written; check the paths and the listings (the run "
+                       "report lists each source's error)")
 
 
 def compose_intro(sections: Sequence[IssueSection]) -> str:
@@ -153,7 +192,7 @@ def _select(papers: list[Paper], store: Store, options: Options) -> tuple[list[P
     """Leave out papers an earlier issue already carried, unless asked to keep them."""
     if options.include_published:
         return papers, 0
-    published = store.published_before(options.week)
+    published = store.published_elsewhere(options.week)
     kept = [paper for paper in papers
             if not any(name in published for name in known_names(paper))]
     return kept, len(papers) - len(kept)

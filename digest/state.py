@@ -11,18 +11,22 @@ the store from its main thread only.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import errno
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import StateBusy, StateError
+from .errors import StateBusy, StateError, StateUnavailable
 from .models import Record, Sighting
+from .weeks import current_week
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -57,6 +61,22 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    # 5: publishing as a recorded transaction (pending → issues), what each issue held (for
+    # index, feed and history), each mail sent, and the week an undated record was first seen.
+    """
+    ALTER TABLE issues ADD COLUMN out_dir TEXT;
+    ALTER TABLE issues ADD COLUMN content_hash TEXT;
+    ALTER TABLE issues ADD COLUMN files TEXT;
+    ALTER TABLE issues ADD COLUMN history TEXT;
+    CREATE TABLE pending (week TEXT PRIMARY KEY, out_dir TEXT NOT NULL,
+                          content_hash TEXT NOT NULL, payload TEXT NOT NULL,
+                          started_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP);
+    CREATE TABLE sendings (id INTEGER PRIMARY KEY, week TEXT NOT NULL, message_id TEXT NOT NULL,
+                           recipients TEXT NOT NULL,
+                           started_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+                           sent_at TEXT, answer TEXT);
+    CREATE TABLE first_seen (key TEXT PRIMARY KEY, week TEXT NOT NULL);
+    """,
 )
 
 
@@ -78,40 +98,53 @@ class CallRecord:
 
 
 class Store:
-    """The state store. ``Store(":memory:")`` for tests and for runs that must not persist."""
+    """The state store. ``Store(":memory:")`` for tests and for runs that must not persist.
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0):
+    A new store is built under a temporary name and linked into place fully migrated, so
+    a store file of zero bytes can only be a truncated one: it is refused (all history
+    would be gone and the next issue would resend everything), never silently recreated,
+    unless ``new_store`` says a fresh start is wanted. Upgrades of an older store run
+    in one ``BEGIN IMMEDIATE`` transaction that re-reads the version inside it, so twenty
+    first uses at once migrate it once. SQLite and disk failures become one-line
+    errors naming the file (see ``store_fault``).
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0,
+                 new_store: bool = False):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
+            if self.path != ":memory:":
+                _prepare_file(Path(self.path), new_store=new_store)
             self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                        check_same_thread=False)
-            if self.path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
             self._migrate()
-        except sqlite3.OperationalError as exc:
-            if _locked(exc):
-                raise StateBusy(f"{self.path} is locked by another digest run; try again later"
-                                ) from None
-            raise StateError(f"{self.path}: cannot use this state store ({exc}); pass another "
-                             "--state path or move this file away") from None
-        except sqlite3.DatabaseError as exc:
-            raise StateError(f"{self.path}: cannot use this state store ({exc}); pass another "
-                             "--state path or move this file away") from None
+        except (sqlite3.Error, OSError) as exc:
+            raise store_fault(self.path, exc) from None
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StateError(f"{self.path} was written by a newer digest (schema {version}); "
-                             "upgrade digest")
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            try:
-                self._db.executescript(f"BEGIN; {script}; PRAGMA user_version={number}; COMMIT;")
-            except sqlite3.DatabaseError:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+        if self.path != ":memory:" and self._version() < len(MIGRATIONS):
+            self._db.execute("PRAGMA journal_mode=WAL")
+        if self._version() == len(MIGRATIONS):
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._version()  # again: another process may have migrated meanwhile
+            if version > len(MIGRATIONS):
+                raise StateError(f"{self.path} was written by a newer digest (schema "
+                                 f"{version}); upgrade digest")
+            for script in MIGRATIONS[version:]:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def _version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()
@@ -145,6 +178,113 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO issues (week, papers) VALUES (?, ?)",
                              (week, len(ids)))
 
+    def published_elsewhere(self, week: str) -> set[str]:
+        """Names of papers another issue carried: every earlier issue, and later issues
+        except what ``week``'s own issue carried too (a re-run of a week keeps its papers,
+        also after a later issue repeated them with --include-published)."""
+        rows = self._db.execute(
+            "SELECT paper_id FROM published WHERE week < ? UNION SELECT * FROM ("
+            "SELECT paper_id FROM published WHERE week > ? EXCEPT "
+            "SELECT paper_id FROM published WHERE week = ?)", (week, week, week))
+        return {row[0] for row in rows}
+
+    # Publishing as a recorded transaction: pending, then published ----------------------
+
+    def begin_publishing(self, week: str, out_dir: str, content_hash: str,
+                         payload: Mapping[str, Any]) -> None:
+        """Record ``week``'s issue as pending, with everything needed to finish it, before
+        any of its files goes into place."""
+        self._write("INSERT OR REPLACE INTO pending (week, out_dir, content_hash, payload) "
+                    "VALUES (?, ?, ?, ?)",
+                    (week, out_dir, content_hash, json.dumps(payload, sort_keys=True)))
+
+    def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(week, output folder, payload) of every issue a run began and did not finish."""
+        rows = self._db.execute("SELECT week, out_dir, payload FROM pending ORDER BY week")
+        return [(week, out_dir, json.loads(payload)) for week, out_dir, payload in rows]
+
+    def finish_publishing(self, week: str) -> None:
+        """In one transaction: the pending issue's papers become published, its inbox
+        records used, and the issue a row of ``issues``."""
+        with self._guard(), self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            row = self._db.execute("SELECT out_dir, content_hash, payload FROM pending "
+                                   "WHERE week = ?", (week,)).fetchone()
+            if row is None:
+                return
+            out_dir, content_hash, payload = row[0], row[1], json.loads(row[2])
+            ids, names = payload["papers"], sorted(set(payload["papers"]) | set(payload["aliases"]))
+            self._db.execute("DELETE FROM published WHERE week = ?", (week,))
+            self._db.executemany("INSERT INTO published (paper_id, week) VALUES (?, ?)",
+                                 [(name, week) for name in names])
+            self._db.execute(
+                "INSERT OR REPLACE INTO issues (week, papers, out_dir, content_hash, files, "
+                "history) VALUES (?, ?, ?, ?, ?, ?)",
+                (week, len(ids), out_dir, content_hash, json.dumps(sorted(payload["files"])),
+                 json.dumps(payload["history"], sort_keys=True)))
+            self._db.executemany("UPDATE inbox SET used_in = ? WHERE key = ? AND used_in IS NULL",
+                                 [(week, key) for key in payload["inbox"]])
+            self._db.execute("DELETE FROM pending WHERE week = ?", (week,))
+
+    def issues(self) -> list[dict[str, Any]]:
+        """Every published issue, oldest first: week, papers, out_dir, files, history, at."""
+        rows = self._db.execute("SELECT week, papers, out_dir, files, history, created_at "
+                                "FROM issues ORDER BY week")
+        return [{"week": week, "papers": papers, "out_dir": out_dir,
+                 "files": json.loads(files) if files else [],
+                 "history": json.loads(history) if history else None, "published_at": at}
+                for week, papers, out_dir, files, history, at in rows]
+
+    def first_seen(self, keys: Mapping[str, str]) -> dict[str, str]:
+        """The week each record key was first seen in; unseen keys get the given week."""
+        with self._guard(), self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR IGNORE INTO first_seen (key, week) VALUES (?, ?)",
+                                 list(keys.items()))
+            return {key: self._db.execute("SELECT week FROM first_seen WHERE key = ?",
+                                          (key,)).fetchone()[0] for key in keys}
+
+    # Mail: each sending, so an issue goes out once ------------------------------------
+
+    def begin_sending(self, week: str, message_id: str, recipients: Iterable[str]) -> int:
+        with self._guard():
+            cursor = self._db.execute(
+                "INSERT INTO sendings (week, message_id, recipients) VALUES (?, ?, ?)",
+                (week, message_id, json.dumps(list(recipients))))
+        return int(cursor.lastrowid or 0)
+
+    def finish_sending(self, sending: int, answer: str) -> None:
+        self._write("UPDATE sendings SET sent_at = CURRENT_TIMESTAMP, answer = ? WHERE id = ?",
+                    (answer, sending))
+
+    def forget_sending(self, sending: int) -> None:
+        """The server refused the message: nothing went out."""
+        self._write("DELETE FROM sendings WHERE id = ?", (sending,))
+
+    def sendings(self, week: str | None = None) -> list[dict[str, Any]]:
+        """Sendings (of ``week``, or all), oldest first; ``sent_at`` None: not confirmed."""
+        where, args = ("WHERE week = ?", (week,)) if week else ("", ())
+        rows = self._db.execute("SELECT week, message_id, recipients, started_at, sent_at, "
+                                f"answer FROM sendings {where} ORDER BY id", args)
+        return [{"week": w, "message_id": mid, "recipients": json.loads(rcpt),
+                 "started_at": started, "sent_at": sent, "answer": answer}
+                for w, mid, rcpt, started, sent, answer in rows]
+
+    def inbox_size(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM inbox WHERE used_in IS NULL"
+                                    ).fetchone()[0])
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self._guard():
+            self._db.execute(sql, args)
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            raise store_fault(self.path, exc) from None
+
     def weeks(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT week FROM issues ORDER BY week DESC")]
 
@@ -163,7 +303,7 @@ class Store:
 
     def add_to_inbox(self, records: Iterable[Record]) -> int:
         """Keep records for the next issue; return how many were new (a repeat is a no-op)."""
-        rows = [(_record_key(record), json.dumps(_record_json(record), sort_keys=True))
+        rows = [(record_key(record), json.dumps(_record_json(record), sort_keys=True))
                 for record in records]
         try:
             with self._db:
@@ -172,11 +312,8 @@ class Store:
                 self._db.executemany("INSERT OR IGNORE INTO inbox (key, record) VALUES (?, ?)",
                                      rows)
                 return self._db.total_changes - before
-        except sqlite3.OperationalError as exc:
-            if _locked(exc):
-                raise StateBusy(f"{self.path} is locked by another digest run; nothing was "
-                                "stored, try again later") from None
-            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise store_fault(self.path, exc) from None
 
     def inbox(self, week: str) -> list[Record]:
         """Records not yet taken by an issue, plus those ``week``'s issue took (re-runs)."""
@@ -184,12 +321,18 @@ class Store:
                                 "ORDER BY id", (week,))
         return [_record_from_json(json.loads(row[0])) for row in rows]
 
+    def inbox_weeks(self, week: str) -> dict[str, str]:
+        """The ISO week each record of ``inbox(week)`` was added in, by record key."""
+        rows = self._db.execute("SELECT key, added_at FROM inbox WHERE used_in IS NULL OR "
+                                "used_in = ?", (week,))
+        return {key: current_week(dt.date.fromisoformat(added[:10])) for key, added in rows}
+
     def mark_inbox_used(self, week: str, records: Iterable[Record]) -> None:
         """Say that ``week``'s issue took these records, so later issues do not."""
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("UPDATE inbox SET used_in = ? WHERE key = ? AND used_in IS NULL",
-                                 [(week, _record_key(record)) for record in records])
+                                 [(week, record_key(record)) for record in records])
 
     # LLM response cache ---------------------------------------------------------------
 
@@ -236,11 +379,85 @@ def _record_from_json(data: dict[str, Any]) -> Record:
                   url=data["url"], authors=tuple(data["authors"]), published=published)
 
 
-def _record_key(record: Record) -> str:
+def record_key(record: Record) -> str:
     """Same listing entry → same key: what it says and where it was read."""
     payload = json.dumps(_record_json(record), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _locked(error: sqlite3.OperationalError) -> bool:
+def _locked(error: BaseException) -> bool:
     return "locked" in str(error) or "busy" in str(error)
+
+
+_FIX_CORRUPT = ("restore it from a backup, or move it away (and pass --new-store if its "
+                "output folder already has issues) to start a new store")
+
+
+def store_fault(path: str, error: BaseException) -> StateError:
+    """One line for an SQLite or disk failure: the file, what happened and the fix. Busy,
+    full, read-only and I/O faults may pass (exit 75); a damaged file will not (exit 1)."""
+    if isinstance(error, StateError):
+        return error
+    text = str(error)
+    number = getattr(error, "errno", None)
+    if _locked(error):
+        return StateBusy(f"{path} is locked by another digest run; nothing was stored, try "
+                         "again later")
+    if "full" in text or number in (errno.ENOSPC, errno.EDQUOT):
+        return StateUnavailable(f"{path}: the disk is full ({text}); nothing was stored: free "
+                                "some space and run again")
+    if "readonly" in text or "read-only" in text or number == errno.EROFS:
+        return StateUnavailable(f"{path}: the store cannot be written ({text}): the disk is "
+                                "read-only or the file's permissions forbid it; nothing was "
+                                "stored: make it writable and run again")
+    if "I/O" in text or "unable to open" in text or number in (errno.EIO, errno.EACCES):
+        return StateUnavailable(f"{path}: the store cannot be used now ({text}); nothing was "
+                                "stored: check the disk and its permissions, then run again")
+    return StateError(f"{path}: not a usable state store ({text}); {_FIX_CORRUPT}")
+
+
+def _prepare_file(path: Path, *, new_store: bool) -> None:
+    """Refuse a truncated or foreign file; build a missing store under another name and
+    link it into place complete, so that nobody ever sees it half made."""
+    if path.exists():
+        problem = _damage(path)
+        if problem and not (new_store and path.stat().st_size == 0):
+            raise StateError(f"{path}: {problem}; {_FIX_CORRUPT}")
+        if not problem:
+            return
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        db = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            for script in MIGRATIONS:
+                db.executescript(script)
+            db.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
+        finally:
+            db.close()
+        with contextlib.suppress(FileExistsError):  # another first use won: theirs is as good
+            os.link(fresh, path)
+    finally:
+        for leftover in (fresh, Path(f"{fresh}-wal"), Path(f"{fresh}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+def _damage(path: Path) -> str | None:
+    """What is wrong with an existing store file, from its size and SQLite header alone."""
+    size = path.stat().st_size
+    if size == 0:
+        return "the store is empty (0 bytes): it was truncated, and all its history is gone"
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
+        return "this is not an SQLite state store (or its header is damaged)"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    header_valid = header[24:28] == header[92:96]
+    if header_valid and size < page_size * pages:
+        return (f"the store is truncated ({size} bytes where its header says "
+                f"{page_size * pages})")
+    return None

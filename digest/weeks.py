@@ -35,3 +35,19 @@ def date_range(start: dt.date, end: dt.date) -> str:
     if start.month != end.month:
         return f"{start.day} {start:%B} – {end.day} {end:%B %Y}"
     return f"{start.day}–{end.day} {end:%B %Y}"
+
+
+def week_of(day: dt.date) -> str:
+    return current_week(day)
+
+
+def resolve_week(value: str | None, today: dt.date | None = None) -> str:
+    """``--week``: an ISO week, ``last`` (the last complete week: the right default for a
+    Monday cron line), or None for the current week."""
+    today = today or dt.date.today()
+    if value is None:
+        return current_week(today)
+    if value == "last":
+        return current_week(today - dt.timedelta(days=7))
+    parse_week(value)
+    return value

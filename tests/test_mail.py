@@ -3,6 +3,7 @@ as a mail hook filling the inbox that `digest newsletter` reads."""
 
 from __future__ import annotations
 
+import datetime as dt
 import email
 import email.policy
 import json
@@ -18,6 +19,7 @@ from digest.cli import app
 from digest.errors import StateBusy
 from digest.models import Record, Sighting
 from digest.state import Store
+from digest.weeks import current_week
 
 from .fake_openai import FakeOpenAI
 
@@ -205,13 +207,15 @@ def test_newsletter_takes_the_inbox_once(tmp_path):
         assert result.exit_code == code, result.output
         return json.loads(report.read_text())["counts"]
 
-    counts = newsletter("2026-W47")
+    # Undated listing records belong to the week they were ingested in: this one.
+    this_week, next_week = current_week(), current_week(dt.date.today() + dt.timedelta(days=7))
+    counts = newsletter(this_week)
     assert (counts["records_read"], counts["papers_in_issue"]) == (4, 3)
-    assert "Dense Gadgets" in (out / "2026-W47.md").read_text()
-    assert "in 2 listings" in (out / "2026-W47.md").read_text()
-    assert newsletter("2026-W47")["papers_in_issue"] == 3  # a re-run of the week is the same
+    assert "Dense Gadgets" in (out / f"{this_week}.md").read_text()
+    assert "in 2 listings" in (out / f"{this_week}.md").read_text()
+    assert newsletter(this_week)["papers_in_issue"] == 3  # a re-run of the week is the same
     # A later week does not take them again: with no SOURCE and an empty inbox it is a usage error.
-    assert newsletter("2026-W48", code=2)["records_read"] == 0
+    assert newsletter(next_week, code=2)["records_read"] == 0
 
 
 def test_a_locked_store_is_a_temporary_failure_and_loses_nothing(tmp_path):
@@ -269,7 +273,11 @@ def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, m
     state, out = tmp_path / "state.sqlite", tmp_path / "out"
     with FakeOpenAI() as server:
         llm = ["--backend", "openai", "--base-url", server.url, "--state", str(state)]
-        earlier = CliRunner().invoke(app, ["newsletter", str(EXAMPLES / FIRST_PAGE), "--out",
+        # The first page again, as listed a week earlier: W46 carries its papers.
+        page = tmp_path / "daily_papers_2026-11-09.txt"
+        page.write_text((EXAMPLES / FIRST_PAGE).read_text(encoding="utf-8")
+                        .replace("\nNov 16\n", "\nNov 9\n", 1), encoding="utf-8")
+        earlier = CliRunner().invoke(app, ["newsletter", str(page), "--out",
                                            str(out), "--week", "2026-W46", *llm])
         assert earlier.exit_code == 0, earlier.output
         llm += ["--week", "2026-W47"]

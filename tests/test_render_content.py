@@ -193,8 +193,11 @@ def test_footer_gives_counts_backend_model_and_cost():
 # --- an empty week ------------------------------------------------------------------------------
 
 def test_an_empty_week_through_the_cli_is_a_short_issue_that_says_so(tmp_path):
-    source = tmp_path / "empty.json"
-    source.write_text("[]\n")
+    # Sources with no record at all are an error (nothing read, issue 11); a week is empty
+    # when what was read belongs to other weeks (listing dates).
+    source = tmp_path / "other-week.json"
+    source.write_text('[{"title": "A paper of the week before", "abstract": "Text.", '
+                      '"date": "2026-11-10"}]\n')
     out = tmp_path / "out"
     result = CliRunner().invoke(app, [
         "newsletter", str(source), "--out", str(out), "--week", "2026-W47", "--backend",

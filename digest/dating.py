@@ -1,0 +1,38 @@
+"""Which ISO week a record belongs to: the week of its listing date.
+
+Dated records (the Daily Papers date line, arXiv and feed dates, a date field) belong
+to the ISO week of that date. An undated record belongs to the week it was first
+ingested: for the inbox, the week ``digest ingest`` stored it; for a source read by
+the run, the week of the first run that saw it, remembered in the store
+(``first_seen``) so that a later re-run of an earlier week, or a folder that grows,
+never moves it. ``--week W`` then takes only W's records, which is what makes
+re-running an earlier week leave later weeks alone and lets ``--catch-up`` write
+missed weeks one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .models import Record
+from .state import Store, record_key
+from .weeks import week_of
+
+
+def record_weeks(records: Sequence[Record], store: Store, *, default: str,
+                 added: Mapping[str, str] | None = None) -> list[str]:
+    """The week of each record, in order. ``added``: inbox keys → the week they came in;
+    other undated records first seen now get ``default``."""
+    added = added or {}
+    undated = {record_key(r): added.get(record_key(r), default)
+               for r in records if r.published is None}
+    seen = store.first_seen(undated) if undated else {}
+    return [week_of(r.published) if r.published else seen[record_key(r)] for r in records]
+
+
+def catch_up_weeks(weeks: Sequence[str], store: Store, *, until: str) -> list[str]:
+    """Weeks with records after the last published issue and up to ``until``, oldest
+    first: what ``--catch-up`` writes, each once."""
+    published = [row["week"] for row in store.issues()]
+    last = max(published) if published else ""
+    return sorted({week for week in weeks if last < week <= until})

@@ -1,0 +1,94 @@
+"""What operators see: ``digest status`` and ``digest history`` (also as JSON).
+
+Both only read: the run lock's label (``digest.runlock.holder``, no lock taken) and the
+store, opened like any run would (so a damaged store says so here too). Plain text is
+one fact a line, for a glance or a log; ``--json`` is for monitoring scripts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from .errors import StateError
+from .runlock import describe, holder
+from .state import Store
+from .weeks import current_week, parse_week, week_of
+
+
+def status(state_path: Path) -> dict[str, Any]:
+    """Lock holder, pending issues, inbox size, next week, last issue and last sending."""
+    with _existing(state_path) as store:
+        issues, sendings = store.issues(), store.sendings()
+        last = issues[-1] if issues else None
+        return {
+            "state": str(state_path), "lock_holder": holder(state_path),
+            "pending": [week for week, _, _ in store.pending()],
+            "inbox": store.inbox_size(),
+            "next_week": _week_after(last["week"]) if last else current_week(),
+            "last_issue": {key: last[key] for key in ("week", "papers", "published_at")}
+            if last else None,
+            "last_sending": _sending(sendings[-1]) if sendings else None,
+        }
+
+
+def history(state_path: Path) -> list[dict[str, Any]]:
+    """Every issue, newest first: week, papers, files, where, when, and whom it was sent to."""
+    with _existing(state_path) as store:
+        sent: dict[str, list[dict[str, Any]]] = {}
+        for sending in store.sendings():
+            sent.setdefault(sending["week"], []).append(_sending(sending))
+        return [{"week": row["week"], "papers": row["papers"], "out": row["out_dir"],
+                 "files": row["files"], "published_at": row["published_at"],
+                 "sent": sent.get(row["week"], [])}
+                for row in reversed(store.issues())]
+
+
+def status_lines(data: dict[str, Any]) -> list[str]:
+    last, sending = data["last_issue"], data["last_sending"]
+    return [
+        f"store:        {data['state']}",
+        "run lock:     " + (describe(data["lock_holder"]) if data["lock_holder"] else "free"),
+        "pending:      " + (", ".join(data["pending"]) + " (the next run finishes it)"
+                            if data["pending"] else "none"),
+        f"inbox:        {data['inbox']} record(s) waiting",
+        f"next week:    {data['next_week']}",
+        "last issue:   " + (f"{last['week']}, {last['papers']} papers, at "
+                            f"{last['published_at']} UTC" if last else "none"),
+        "last sending: " + (_sending_line(sending) if sending else "none"),
+    ]
+
+
+def history_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return ["no issue published yet"]
+    lines = []
+    for row in rows:
+        sent = "; ".join(_sending_line(s) for s in row["sent"]) or "not sent"
+        lines.append(f"{row['week']}  {row['papers']:>4} papers  {', '.join(row['files'])}  "
+                     f"at {row['published_at']} UTC  sent: {sent}")
+    return lines
+
+
+def _existing(state_path: Path) -> Store:
+    """The store, without creating one where there is none (a typo in --state)."""
+    if not Path(state_path).exists():
+        raise StateError(f"{state_path}: no state store here yet (the first `digest newsletter` "
+                         "or `digest ingest` creates it); check --state or DIGEST_STATE")
+    return Store(state_path)
+
+
+def _sending(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: row[key] for key in ("week", "message_id", "recipients", "started_at",
+                                      "sent_at", "answer")}
+
+
+def _sending_line(sending: dict[str, Any]) -> str:
+    when = (f"at {sending['sent_at']} UTC" if sending["sent_at"]
+            else f"UNCONFIRMED since {sending['started_at']}")
+    return f"{sending['week']} to {', '.join(sending['recipients'])} {when}"
+
+
+def _week_after(week: str) -> str:
+    return week_of(parse_week(week)[0] + dt.timedelta(days=7))

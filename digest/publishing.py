@@ -1,0 +1,197 @@
+"""Publishing an issue as a recorded transaction, and recovering from a crash in it.
+
+The order, and why it is safe against ``kill -9`` at any point:
+
+1. everything is rendered in memory (a broken template changes nothing);
+2. the store records the issue as *pending*: week, output folder, content hash, the
+   full text of its files, its papers and the inbox records it took;
+3. the files go into place, each atomically (temp file, fsync, rename);
+4. one SQLite transaction marks the papers published, the inbox records used, and
+   turns the pending row into an ``issues`` row;
+5. index.md, feed.xml and .history.json are regenerated from the store (and from
+   the history of issues the store does not know, such as a copied-in folder).
+
+A paper is therefore never marked published without being in a written issue file
+(4 comes after 3). A run that finds a pending issue (the last run died between 2 and
+5) finishes it first, from the recorded text, before anything else: the files are
+written again (same bytes) and step 4 and 5 run. Rolling forward rather than back
+means the papers a crashed run may already have put in a file are always recorded,
+so the next week never repeats them. All of this runs under the run lock
+(``digest.runlock``), so no other run publishes meanwhile.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import logging
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .dedup import published_names
+from .errors import StateError, StateUnavailable
+from .models import Issue, Record
+from .outputs import (
+    HistoryEntry,
+    history_entry,
+    history_from_json,
+    history_to_json,
+    load_history,
+    remove_leftovers,
+    render_archive,
+    render_issue,
+    save_history,
+    write_files,
+)
+from .render import Renderer
+from .runlock import run_lock
+from .state import Store, record_key, store_fault
+from .testhook import pause_at
+
+logger = logging.getLogger("digest.publishing")
+
+TEMPORARY_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
+REPORT_KEYS = {".md": "markdown", ".html": "html", ".txt": "text"}
+
+
+def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store, *,
+                  formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
+                  site_url: str | None = None) -> dict[str, Path]:
+    """Publish ``issue`` into ``out`` as a recorded transaction; return the paths written,
+    keyed as in the run report (markdown, html, text, index, feed)."""
+    renderer = Renderer(templates_dir)
+    files = render_issue(issue, out, formats=formats, renderer=renderer,
+                         history=archive_history(out, store))
+    papers = [paper for section in issue.sections for paper in section.papers]
+    payload = {"files": {path.name: text for path, text in files.items()},
+               "papers": sorted({paper.id for paper in papers}),
+               "aliases": sorted({name for paper in papers for name in published_names(paper)}),
+               "inbox": sorted({record_key(record) for record in inbox}),
+               "history": history_to_json(history_entry(issue)),
+               "site_url": site_url, "templates": str(templates_dir) if templates_dir else None}
+    content_hash = hashlib.sha256(json.dumps(payload["files"], sort_keys=True).encode()).hexdigest()
+    store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload)
+    pause_at("pending")
+    return _complete(store, issue.week, out, payload)
+
+
+def recover(store: Store) -> list[str]:
+    """Finish every issue an interrupted run left pending; return their weeks."""
+    weeks = []
+    for week, out_dir, payload in store.pending():
+        out = Path(out_dir)
+        remove_leftovers(out)
+        _complete(store, week, out, payload)
+        logger.warning("finished the issue of %s that an interrupted run left pending in %s",
+                       week, out)
+        weeks.append(week)
+    return weeks
+
+
+def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> dict[str, Path]:
+    files = {out / name: text for name, text in payload["files"].items()}
+    _write_or_explain(out, files, week)
+    pause_at("files")
+    store.finish_publishing(week)
+    renderer = Renderer(Path(payload["templates"]) if payload.get("templates") else None)
+    written = list(files) + list(regenerate_archive(out, store, renderer, payload.get("site_url")))
+    return {_report_key(path): path for path in written}
+
+
+def regenerate_archive(out: Path, store: Store, renderer: Renderer,
+                       site_url: str | None) -> list[Path]:
+    """Write index.md, feed.xml and .history.json of ``out`` from the store (plus the
+    history of issues the store does not know); return the paths of index and feed."""
+    history = archive_history(out, store)
+    files = render_archive(out, history, renderer=renderer, site_url=site_url)
+    try:
+        write_files(out, files)
+        save_history(out, history)
+    except OSError as error:
+        raise output_fault(out, error, "the issue is published; index.md, feed.xml and the "
+                           "history are rebuilt by the next run") from None
+    return list(files)
+
+
+def _write_or_explain(out: Path, files: dict[Path, str], week: str) -> None:
+    try:
+        write_files(out, files)
+    except OSError as error:
+        raise output_fault(out, error, f"the issue of {week} stays pending in the store and "
+                           "the next run finishes it") from None
+
+
+def output_fault(out: Path, error: OSError, state: str) -> StateError:
+    """One line for a file that could not be written: where, what, what is safe, the fix.
+    A full, read-only or failing disk may pass (exit 75); anything else is exit 1."""
+    where = error.filename or out
+    what = error.strerror or str(error)
+    if error.errno in TEMPORARY_ERRNOS:
+        return StateUnavailable(f"{where}: cannot write ({what}); {state}: free space or make "
+                                "the disk writable, then run again")
+    return StateError(f"{where}: cannot write ({what}); {state}: fix the folder's "
+                      "permissions or pass another --out")
+
+
+def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:
+    """What each issue of ``out`` held: the store's record wins over the folder's file."""
+    history = load_history(out)
+    folder = str(out.resolve())
+    for row in store.issues():
+        if row["out_dir"] == folder and row["history"]:
+            history[row["week"]] = history_from_json(row["history"])
+    return history
+
+
+def refuse_lost_store(store: Store, out: Path) -> None:
+    """A store that knows no issue beside an output folder that has some was lost or
+    truncated: using it would publish every paper again. ``--new-store`` skips this."""
+    if store.issues() or store.pending():
+        return
+    weeks = sorted(load_history(out)) or sorted(p.stem for p in _issue_files(out))
+    if weeks:
+        raise StateError(
+            f"{store.path} holds no issue, but {out} already has {len(weeks)} "
+            f"({weeks[0]} … {weeks[-1]}): a missing or new store would publish their papers "
+            "again. Pass --state with the store those issues came from (or restore it from a "
+            "backup), or --new-store to start a new store anyway")
+
+
+def _issue_files(out: Path) -> list[Path]:
+    return sorted(out.glob("[0-9][0-9][0-9][0-9]-W[0-9][0-9].md")) if out.is_dir() else []
+
+
+def _report_key(path: Path) -> str:
+    if path.name in ("index.md", "feed.xml"):
+        return path.stem
+    return REPORT_KEYS[path.suffix]
+
+
+@contextmanager
+def publishing_session(state_path: str | Path, out: Path, *, command: str, week: str | None,
+                       wait_s: float = 0.0, new_store: bool = False,
+                       dry_run: bool = False) -> Iterator[Store]:
+    """The store of a run that publishes: under the run lock, with any pending issue
+    finished, a lost store refused, and the temp files of killed runs removed (a dry
+    run writes nothing: it leaves a pending issue and the temp files to the next run)."""
+    with run_lock(state_path, command=command, week=week, wait_s=wait_s):
+        pause_at("locked")
+        with Store(state_path, new_store=new_store) as store:
+            if not dry_run:
+                recover(store)
+            if not new_store:
+                refuse_lost_store(store, out)
+            if not dry_run:
+                remove_leftovers(out)
+            yield store
+
+
+def unexpected_fault(error: OSError | sqlite3.Error) -> StateError:
+    """The last net for a disk or SQLite failure no layer explained: still one line."""
+    if isinstance(error, OSError):
+        return output_fault(Path(error.filename or "."), error, "nothing more was done")
+    return store_fault("the state store", error)

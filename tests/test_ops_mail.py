@@ -1,0 +1,76 @@
+# ruff: noqa: F811 - pytest fixtures imported from tests.test_mail are parameters here
+"""Mail sent once (issue 11, point 6), against a real SMTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import EXAMPLES
+from tests.opsrun import cli, kill9, start_paused
+from tests.test_mail import Recorder, mail_env, smtp_server  # noqa: F401 - fixtures
+
+
+def send(state: Path, port: int, *extra: str):  # type: ignore[no-untyped-def]
+    return cli("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+               "--state", str(state), "--smtp-host", "127.0.0.1", "--smtp-port", str(port),
+               *extra)
+
+
+def sendings(state: Path) -> list[tuple[str, str | None, str | None]]:
+    with sqlite3.connect(state) as db:
+        return db.execute("SELECT week, sent_at, answer FROM sendings ORDER BY id").fetchall()
+
+
+def test_the_cron_line_run_twice_sends_once_and_resend_sends_again(mail_env, smtp_server,
+                                                                   tmp_path):
+    handler = Recorder()
+    server = smtp_server(handler)
+    state = tmp_path / "state.sqlite"
+    first = send(state, server.port)
+    assert first.returncode == 0, first.stderr
+    assert "250 Message accepted" in first.stdout
+    again = send(state, server.port)
+    assert again.returncode == 0, again.stderr
+    assert "already sent to team@example.org, lab@example.org" in again.stdout
+    assert len(handler.messages) == 1
+    assert send(state, server.port, "--resend").returncode == 0
+    assert len(handler.messages) == 2
+    assert [(week, answer) for week, _, answer in sendings(state)] == [
+        ("2026-W47", "250 Message accepted")] * 2
+
+
+def test_a_deferred_mail_is_not_recorded_so_the_retry_sends_it(mail_env, smtp_server, tmp_path):
+    state = tmp_path / "state.sqlite"
+    deferring = smtp_server(Recorder(rcpt_answer="451 4.3.0 try later"))
+    assert send(state, deferring.port).returncode == 75
+    assert sendings(state) == []
+    handler = Recorder()
+    assert send(state, smtp_server(handler).port).returncode == 0
+    assert len(handler.messages) == 1
+
+
+def test_a_server_without_auth_is_a_configuration_error_not_a_retry(mail_env, smtp_server,
+                                                                    monkeypatch, tmp_path):
+    server = smtp_server(Recorder())  # offers no AUTH
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", "pw")
+    result = send(tmp_path / "state.sqlite", server.port)
+    assert result.returncode == 1, result.stderr
+    assert "offers no login (AUTH)" in result.stderr and "pw" not in result.stderr.split()
+
+
+def test_killed_before_the_server_confirmed_the_next_run_does_not_send_blindly(
+        mail_env, smtp_server, tmp_path):
+    handler = Recorder()
+    server = smtp_server(handler)
+    state = tmp_path / "state.sqlite"
+    run = start_paused(tmp_path, "sending", "email", str(EXAMPLES), "--week", "2026-W47",
+                       "--backend", "offline", "--state", str(state), "--smtp-host",
+                       "127.0.0.1", "--smtp-port", str(server.port))
+    kill9(run)
+    unsure = send(state, server.port)
+    assert unsure.returncode == 1 and "interrupted before the server confirmed" in unsure.stderr
+    assert handler.messages == []
+    assert send(state, server.port, "--resend").returncode == 0
+    assert len(handler.messages) == 1

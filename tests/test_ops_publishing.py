@@ -1,0 +1,94 @@
+"""Publishing is a recorded transaction (issue 11, point 2): kill -9 a real `digest
+newsletter` at each stage, then check the next run recovers and no paper is lost or sent
+twice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.fake_openai import FakeOpenAI
+from tests.opsrun import (
+    cli,
+    issue_papers,
+    kill9,
+    pending_weeks,
+    published,
+    spawn,
+    start_paused,
+    wait_for,
+    week_listing,
+)
+
+
+def setup(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    week_listing(tmp_path / "in", "2026-W46", 8)
+    week_listing(tmp_path / "in", "2026-W47", 6)
+    return state, out, ["--state", str(state), "--out", str(out), "--backend", "offline"]
+
+
+def test_killed_between_the_files_and_the_store_record_the_next_run_finishes_it(tmp_path):
+    state, out, args = setup(tmp_path)
+    source = str(tmp_path / "in" / "2026-W46.jsonl")
+    run = start_paused(tmp_path, "files", "newsletter", source, "--week", "2026-W46", *args)
+    kill9(run)
+    assert (out / "2026-W46.md").exists() and pending_weeks(state) == ["2026-W46"]
+    assert "2026-W46" not in published(state)
+
+    later = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args,
+                "--include-published")
+    assert later.returncode == 0, later.stderr
+    assert pending_weeks(state) == []
+    assert len(published(state)["2026-W46"]) == 8  # finished from the recorded issue
+    assert issue_papers((out / "2026-W46.md").read_text()) == 8
+    index = (out / "index.md").read_text()
+    assert "2026-W46" in index and "2026-W47" in index
+    assert "2026-W46" in (out / "feed.xml").read_text()
+    weeks = [item["week"] for item in json.loads((out / ".history.json").read_text())["issues"]]
+    assert weeks == ["2026-W46", "2026-W47"]
+
+
+def test_killed_after_recording_pending_the_issue_is_written_and_never_repeated(tmp_path):
+    state, out, args = setup(tmp_path)
+    run = start_paused(tmp_path, "pending", "newsletter", str(tmp_path / "in" / "2026-W46.jsonl"),
+                       "--week", "2026-W46", *args)
+    kill9(run)
+    assert not (out / "2026-W46.md").exists()
+    out.mkdir(exist_ok=True)
+    (out / ".2026-W46.md.k3x_9abc").write_text("half an issue")  # a killed write's temp file
+    dry = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args, "--dry-run")
+    assert dry.returncode == 0 and pending_weeks(state) == ["2026-W46"]  # a dry run writes nothing
+    assert not (out / "2026-W46.md").exists() and (out / ".2026-W46.md.k3x_9abc").exists()
+
+    nxt = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert nxt.returncode == 0, nxt.stderr
+    assert issue_papers((out / "2026-W46.md").read_text()) == 8
+    assert issue_papers((out / "2026-W47.md").read_text()) == 6  # not W46's 8 again
+    assert set(published(state)["2026-W46"]).isdisjoint(published(state)["2026-W47"])
+    assert not (out / ".2026-W46.md.k3x_9abc").exists()
+
+
+def test_killed_during_llm_calls_nothing_is_published_and_the_next_run_works(tmp_path):
+    state, out, args = setup(tmp_path)
+    source = str(tmp_path / "in" / "2026-W46.jsonl")
+    with FakeOpenAI(latency=30.0) as server:
+        llm = ["--state", str(state), "--out", str(out), "--backend", "openai",
+               "--base-url", server.url, "--timeout", "60"]
+        run = spawn("newsletter", source, "--week", "2026-W46", *llm,
+                    env={"OPENAI_API_KEY": "sk-test"})
+        wait_for(lambda: bool(server.requests), "the first LLM request")
+        kill9(run)
+    assert not (out / "2026-W46.md").exists() and pending_weeks(state) == []
+    again = cli("newsletter", source, "--week", "2026-W46", *args)
+    assert again.returncode == 0, again.stderr
+    assert len(published(state)["2026-W46"]) == 8
+
+
+def test_a_mail_hook_killed_mid_ingest_stores_nothing_and_the_redelivery_stores_it(tmp_path):
+    state = tmp_path / "state.sqlite"
+    mail = week_listing(tmp_path, "2026-W47", 4).read_text()
+    hook = start_paused(tmp_path, "ingest", "ingest", "-", "--state", str(state), stdin=mail)
+    kill9(hook)  # the MTA saw no exit 0: it delivers again
+    again = cli("ingest", "-", "--state", str(state), stdin=mail)
+    assert again.returncode == 0 and again.stdout.startswith("4 new records"), again.stderr

@@ -1,0 +1,179 @@
+"""Storage faults are clean (issue 11, point 3): a real full disk (tmpfs of 256 KiB), a
+real read-only one (remount,ro), truncated stores, a store lost beside an output folder
+with history, and 20 first deliveries at once to a new store (forked processes)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tests.opsrun import cli, pending_weeks, published, week_listing
+
+MAILS = sorted(EXAMPLES.glob("daily_papers_*.txt"))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs: fill it for a full disk, remount it read-only; always unmounted."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as handle:
+        for _ in range(1024):  # bounded: 256 KiB at most fit
+            try:
+                handle.write(b"\0" * 512)
+            except OSError:
+                break
+    return filler
+
+
+def one_line_error(result, code: int) -> str:  # type: ignore[no-untyped-def]
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def inbox_count(state: Path) -> int:
+    with sqlite3.connect(state) as db:
+        return int(db.execute("SELECT count(*) FROM inbox").fetchone()[0])
+
+
+def test_ingest_on_a_full_disk_exits_75_and_the_retry_stores_the_mail(small_disk):
+    state = small_disk / "state.sqlite"
+    assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
+    filler = fill(small_disk)
+    line = one_line_error(cli("ingest", "-", "--state", str(state),
+                              stdin=MAILS[1].read_text()), 75)
+    assert str(state) in line and "full" in line
+    filler.unlink()
+    assert cli("ingest", "-", "--state", str(state),
+               stdin=MAILS[1].read_text()).returncode == 0  # the MTA's retry
+    assert inbox_count(state) == 26
+
+
+def test_ingest_and_newsletter_on_a_read_only_disk_exit_75(small_disk, tmp_path):
+    state = small_disk / "state.sqlite"
+    assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    line = one_line_error(cli("ingest", "-", "--state", str(state),
+                              stdin=MAILS[1].read_text()), 75)
+    assert str(state) in line
+    result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--state", str(state),
+                 "--out", str(tmp_path / "out"), "--backend", "offline")
+    assert result.returncode == 75 and "Traceback" not in result.stderr, result.stderr
+
+
+def test_an_output_folder_on_a_full_disk_keeps_the_issue_pending_and_the_old_ones_intact(
+        small_disk, tmp_path):
+    state, out = tmp_path / "state.sqlite", small_disk / "out"
+    week_listing(tmp_path / "in", "2026-W46", 5)
+    args = ["--state", str(state), "--out", str(out), "--backend", "offline"]
+    assert cli("newsletter", str(tmp_path / "in"), "--week", "2026-W46", *args).returncode == 0
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    week_listing(tmp_path / "in", "2026-W47", 40)
+    filler = fill(small_disk)
+    line = one_line_error(cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args),
+                          75)
+    assert "No space left" in line and "pending" in line
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # nothing damaged
+    assert "2026-W47" not in published(state)
+    filler.unlink()
+    assert pending_weeks(state) == ["2026-W47"]
+    again = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert again.returncode == 0, again.stderr
+    assert len(published(state)["2026-W47"]) == 40
+
+
+@pytest.mark.parametrize("size", [0, 4096])
+def test_a_truncated_store_is_refused_not_recreated(tmp_path, size):
+    state = tmp_path / "state.sqlite"
+    args = ["--state", str(state), "--out", str(tmp_path / "out"), "--backend", "offline"]
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", *args).returncode == 0
+    with sqlite3.connect(state) as db:  # move everything from the WAL into the file
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with state.open("r+b") as handle:
+        handle.truncate(size)
+    line = one_line_error(cli("newsletter", str(EXAMPLES), "--week", "2026-W48", *args), 1)
+    assert str(state) in line and "truncated" in line and "backup" in line
+    assert state.stat().st_size == size  # not silently recreated
+    hook = cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text())
+    assert "truncated" in one_line_error(hook, 75)  # the MTA keeps the mail meanwhile
+
+
+def test_a_store_lost_beside_an_output_folder_with_history_is_refused(tmp_path):
+    out = tmp_path / "out"
+    args = ["--out", str(out), "--backend", "offline", "--week", "2026-W47", str(EXAMPLES)]
+    assert cli("newsletter", *args, "--state", str(tmp_path / "a.sqlite")).returncode == 0
+    line = one_line_error(cli("newsletter", *args, "--state", str(tmp_path / "b.sqlite")), 1)
+    assert "b.sqlite holds no issue" in line and "--new-store" in line
+    assert cli("newsletter", *args, "--state", str(tmp_path / "b.sqlite"),
+               "--new-store").returncode == 0
+
+
+def _deliver(state: str, mail: str, start, results) -> None:  # type: ignore[no-untyped-def]
+    start.wait(30)
+    results.put(cli("ingest", "-", "--state", state, stdin=mail).returncode)
+
+
+def test_twenty_first_deliveries_at_once_to_a_new_store_are_all_stored(tmp_path):
+    state = tmp_path / "new" / "state.sqlite"
+    mails = [path.read_text() for path in MAILS]
+    context = multiprocessing.get_context("fork")  # digest is imported already: no start-up
+    start, results = context.Event(), context.Queue()
+    workers = [context.Process(target=_deliver, args=(str(state), mails[n % 3], start, results))
+               for n in range(20)]
+    for worker in workers:
+        worker.start()
+    start.set()
+    codes = sorted(results.get(timeout=60) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=30)
+    assert codes == [0] * 20
+    assert inbox_count(state) == 38  # three distinct mails: 13 + 13 + 12 records
+    leftovers = [p.name for p in state.parent.iterdir() if ".new-" in p.name]
+    assert leftovers == []
+
+
+def test_a_report_that_cannot_be_written_is_a_warning_once_the_issue_is_out(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--state",
+                 str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out"), "--backend",
+                 "offline", "--report", str(blocker / "report.json"))
+    assert result.returncode == 0, result.stderr
+    assert "Warning:" in result.stderr and "run report" in result.stderr
+    assert shutil.os.path.exists(tmp_path / "out" / "2026-W47.md")
+
+
+def test_a_store_of_the_previous_schema_is_upgraded_in_place_keeping_its_issues(tmp_path):
+    from digest.state import MIGRATIONS, Store
+
+    state = tmp_path / "state.sqlite"
+    with sqlite3.connect(state, isolation_level=None) as db:
+        for script in MIGRATIONS[:4]:
+            db.executescript(script)
+        db.execute("PRAGMA user_version=4")
+        db.execute("INSERT INTO issues (week, papers) VALUES ('2026-W46', 3)")
+        db.execute("INSERT INTO published (paper_id, week) VALUES ('p1', '2026-W46')")
+    with Store(state) as store:
+        assert [(row["week"], row["papers"]) for row in store.issues()] == [("2026-W46", 3)]
+        assert store.published_elsewhere("2026-W47") == {"p1"}
+    with sqlite3.connect(state) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

@@ -1,0 +1,49 @@
+"""Weeks from dates (issue 11, point 5): a paper belongs to the ISO week of its listing
+date; --week takes only that week's; --catch-up writes missed weeks oldest first."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from digest.weeks import resolve_week
+from tests.opsrun import cli, issue_papers, published, week_listing
+
+
+def test_week_last_is_the_last_complete_week():
+    assert resolve_week("last", dt.date(2026, 11, 23)) == "2026-W47"  # a Monday
+    assert resolve_week("last", dt.date(2026, 1, 1)) == "2025-W52"
+    assert resolve_week(None, dt.date(2026, 11, 23)) == "2026-W48"
+
+
+def test_a_three_week_catch_up_writes_each_week_once_oldest_first(tmp_path):
+    folder, out = tmp_path / "in", tmp_path / "out"
+    for week, count in (("2026-W45", 5), ("2026-W46", 6), ("2026-W47", 7)):
+        week_listing(folder, week, count)
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    result = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W47", *args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(out / f"2026-W4{n}.md") for n in (5, 6, 7)]
+    assert [issue_papers((out / f"2026-W4{n}.md").read_text()) for n in (5, 6, 7)] == [5, 6, 7]
+    assert {week: len(ids) for week, ids in published(tmp_path / "s.sqlite").items()} == {
+        "2026-W45": 5, "2026-W46": 6, "2026-W47": 7}
+    again = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W47", *args)
+    assert again.returncode == 0 and "nothing to catch up" in again.stdout
+
+
+def test_an_earlier_week_re_run_after_later_ones_keeps_its_papers_and_changes_no_later_issue(
+        tmp_path):
+    folder, out = tmp_path / "in", tmp_path / "out"
+    week_listing(folder, "2026-W46", 6)
+    week_listing(folder, "2026-W47", 4)
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    for week in ("2026-W46", "2026-W47"):
+        assert cli("newsletter", str(folder), "--week", week, *args).returncode == 0
+    w46, w47 = (out / "2026-W46.md").read_bytes(), (out / "2026-W47.md").read_bytes()
+    week_listing(folder, "2026-W48", 3)  # the listings folder grew
+    rerun = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert rerun.returncode == 0, rerun.stderr
+    assert (out / "2026-W46.md").read_bytes() == w46
+    assert (out / "2026-W47.md").read_bytes() == w47
+    assert issue_papers(w47.decode()) == 4
+    assert cli("newsletter", str(folder), "--week", "2026-W48", *args).returncode == 0
+    assert issue_papers((out / "2026-W48.md").read_text()) == 3
