@@ -8,16 +8,23 @@ title is an error that lists the field names it did find.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import SourceError
 from .base import Parsed, describe, where
 from .fields import TITLE_FIELDS, field_names, record_from_mapping
+from .limits import current_record_cap
 
 CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
 _LISTED = 5  # positions named in a grouped warning
+
+
+_DECODER = json.JSONDecoder(parse_int=lambda digits: _int(digits))
+_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def loads(text: str) -> Any:
@@ -34,6 +41,12 @@ def _int(digits: str) -> int | float:
 
 
 def parse_json(text: str, source: str) -> Parsed:
+    start = len(text) - len(text.lstrip("\ufeff \t\r\n"))
+    if text.startswith("[", start):  # streamed: a million tiny records never sit in memory
+        rows = _array_items(text, start, source)
+        first = list(itertools.islice(rows, 20))
+        return records_from(itertools.chain(first, rows), source,
+                            _flavour([item for _, _, item in first], "json"))
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
@@ -45,24 +58,68 @@ def parse_json(text: str, source: str) -> Parsed:
                         source, _flavour(items, "json"))
 
 
+def _array_items(text: str, start: int, source: str) -> Iterator[tuple[int, int | None, Any]]:
+    """The elements of the top-level JSON array at ``text[start]``, decoded one at a time."""
+    end = _skip_space(text, start + 1)
+    if text.startswith("]", end):
+        return _check_tail(text, end + 1, source)
+    position = 0
+    while True:
+        position += 1
+        try:
+            item, end = _DECODER.raw_decode(text, end)
+        except json.JSONDecodeError as exc:
+            raise _json_error(text, source, exc) from None
+        except RecursionError:
+            raise _json_error(text, source, json.JSONDecodeError(
+                "the JSON is nested too deeply", text, end)) from None
+        yield position, None, item
+        end = _skip_space(text, end)
+        if text.startswith("]", end):
+            return _check_tail(text, end + 1, source)
+        if not text.startswith(",", end):
+            raise _json_error(text, source, json.JSONDecodeError(
+                "Expecting ',' delimiter", text, end))
+        end = _skip_space(text, end + 1)
+
+
+def _skip_space(text: str, index: int) -> int:
+    return _SPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+def _check_tail(text: str, index: int, source: str) -> None:
+    if text[index:].strip():
+        raise _json_error(text, source, json.JSONDecodeError("Extra data", text,
+                                                             _skip_space(text, index)))
+
+
 def parse_jsonl(text: str, source: str) -> Parsed:
-    rows: list[tuple[int, int | None, Any]] = []
     bad: list[tuple[int, str]] = []
     lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((len(rows) + len(bad) + 1, number, loads(line)))
-        except json.JSONDecodeError as exc:
-            bad.append((number, exc.msg))
-    if bad and not rows:
+    rows = _json_lines(lines, bad)
+    head = list(itertools.islice(rows, 20))
+    if bad and not head:
         raise SourceError(source, f"no line is a JSON object ({bad[0][1]})", line=bad[0][0],
                           fix="each line must be one complete JSON object; "
                               "for a single document use --format json")
-    parsed = records_from(rows, source, _flavour([r[2] for r in rows[:20]], "jsonl"))
+    parsed = records_from(itertools.chain(head, rows), source,
+                          _flavour([r[2] for r in head], "jsonl"))
     parsed.warnings += [_bad_line(source, number, msg, number == len(lines)) for number, msg in bad]
     return parsed
+
+
+def _json_lines(lines: list[str], bad: list[tuple[int, str]]
+                ) -> Iterator[tuple[int, int | None, Any]]:
+    """(position, line, object) of each line that parses; the others go to ``bad``."""
+    position = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        position += 1
+        try:
+            yield position, number, loads(line)
+        except json.JSONDecodeError as exc:
+            bad.append((number, exc.msg))
 
 
 def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: str) -> Parsed:
@@ -70,7 +127,11 @@ def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: 
     parsed = Parsed(fmt=fmt)
     not_objects, untitled, no_abstract = [], [], []
     seen_fields: set[str] = set()
+    cap = current_record_cap()
     for position, line, item in rows:
+        if cap is not None and len(parsed.records) >= cap:
+            parsed.left_out += 1  # counted, not made: the rest of the file is only scanned
+            continue
         if not isinstance(item, Mapping):
             not_objects.append(where(position, line))
             continue
