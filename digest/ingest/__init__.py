@@ -33,7 +33,7 @@ from .daily_papers import parse_daily_papers
 from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
-from .fetch import Fetcher, is_url, redact
+from .fetch import Fetcher, amount, is_url, redact
 from .limits import SETTING, IngestLimits, ingest_limits, record_cap
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .plausible import NotAListing, screen
@@ -176,7 +176,7 @@ def _bytes_left(name: str, run: _Run) -> int:
     left = run.limits.max_input_bytes - run.bytes_read
     if left <= 0:
         raise SourceError(name, f"not read: the sources before it used up the run's "
-                          f"{run.limits.max_input_bytes / 2**20:g} MiB of input",
+                          f"{amount(run.limits.max_input_bytes)} of input",
                           fix=f"raise {SETTING['max_input_bytes']} in the config, or read "
                               "fewer sources per run")
     return min(run.limits.max_source_bytes, left)
@@ -236,7 +236,12 @@ def _finish(parsed: Parsed, source: str, kind: str) -> Parsed:
     """Only papers kept (else a 'no paper listing' error); overlong titles and abstracts cut,
     with a warning each."""
     if parsed.records:  # an empty listing stays a warning of its parser
-        screen(parsed, source, kind=kind)
+        try:
+            screen(parsed, source, kind=kind)
+        except NotAListing as error:
+            if not parsed.left_out:
+                raise
+            raise _refused_at_cap(error, parsed) from None
     records = []
     for record in parsed.records:
         record, notes = capped(record)
@@ -244,6 +249,16 @@ def _finish(parsed: Parsed, source: str, kind: str) -> Parsed:
         parsed.warnings.extend(notes)
     parsed.records = records
     return parsed
+
+
+def _refused_at_cap(error: NotAListing, parsed: Parsed) -> SourceError:
+    """Past the per-source cap, the records read were no papers: say both."""
+    read_ = len(parsed.records)
+    return SourceError(error.source, f"{error.problem}, in the first {read_:,} of its "
+                       f"{read_ + parsed.left_out:,} records (a source may give at most "
+                       f"{read_:,} records; the others were counted, not read)",
+                       fix=f"if it is a listing, raise {SETTING['max_records_per_source']} in "
+                           "the config, or split the source")
 
 
 def _check_format(fmt: str | None) -> str | None:

@@ -221,14 +221,19 @@ class _Limit:
     max_bytes: int
 
 
+def amount(size: int) -> str:
+    """'64 MiB', '1.5 MiB' or '2,048 bytes'."""
+    return f"{size / 2**20:.3g} MiB" if size >= 2**20 else f"{size:,} bytes"
+
+
 def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                  wall: Callable[[], float]) -> bytes:
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
         if size > limit.max_bytes:
-            raise SourceError(shown, f"the download passed {limit.max_bytes / 2**20:g} MiB, "
-                              "more than a listing may be",
+            raise SourceError(shown, f"the download passed {amount(limit.max_bytes)}, more "
+                              "than a listing may be (or the run has left)",
                               fix="ask for fewer results, or raise [limits] max_source_mb "
                                   "(or max_input_mb) in the config")
         if wall() > limit.deadline:

@@ -40,22 +40,22 @@ CONFIG_LIMITS: dict[str, tuple[str, int, type]] = {
 SETTING = {field: f"[limits] {key}" for key, (field, _, _) in CONFIG_LIMITS.items()}
 
 
-def ingest_limits(config: Mapping[str, Any]) -> IngestLimits:
+def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLimits:
     """The limits from a loaded config (its ``limits`` table); defaults for what it omits."""
     table = config.get("limits") or {}
     if not isinstance(table, Mapping):
-        raise ConfigError("config: 'limits' must be a table ([limits])")
+        raise ConfigError(f"{origin}: 'limits' must be a table ([limits])")
     unknown = sorted(set(table) - set(CONFIG_LIMITS))
     if unknown:
-        raise ConfigError(f"config: unknown [limits] keys {', '.join(unknown)}; known keys are "
-                          f"{', '.join(CONFIG_LIMITS)}")
+        raise ConfigError(f"{origin}: unknown [limits] keys {', '.join(unknown)}; known keys "
+                          f"are {', '.join(CONFIG_LIMITS)}")
     values: dict[str, Any] = {}
     for key, value in table.items():
         name, unit, kind = CONFIG_LIMITS[key]
         if isinstance(value, bool) or not isinstance(value, kind if kind is int else (int, float)):
-            raise ConfigError(f"config: [limits] {key} must be a {kind.__name__}")
+            raise ConfigError(f"{origin}: [limits] {key} must be a {kind.__name__}")
         if value <= 0:
-            raise ConfigError(f"config: [limits] {key} must be more than 0")
+            raise ConfigError(f"{origin}: [limits] {key} must be more than 0")
         values[name] = value * unit
     return IngestLimits(**values)
 

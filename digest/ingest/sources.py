@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import SourceError
 from .base import MAX_SOURCE_BYTES
-from .fetch import Fetcher, is_url, redact
+from .fetch import Fetcher, amount, is_url, redact
 
 logger = logging.getLogger("digest.ingest")
 
@@ -96,7 +96,7 @@ def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise too_big(name, f"the file is {size / 2**20:.1f} MiB", max_bytes)
+            raise too_big(name, f"the file is {amount(size)}, more", max_bytes)
         return path.read_bytes()
     except FileNotFoundError:
         problem = ("no file matches this pattern" if glob.has_magic(name)
@@ -116,11 +116,14 @@ def read_stdin(stdin: StdinReader | None, max_bytes: int = MAX_SOURCE_BYTES) -> 
         buffer = getattr(sys.stdin, "buffer", None)
         data = buffer.read(max_bytes + 1) if buffer is not None else sys.stdin.read()
     if len(data) > max_bytes:
-        raise too_big(STDIN, "the input", max_bytes)
+        raise too_big(STDIN, "the input is more", max_bytes)
     return data
 
 
 def too_big(name: str, what: str, max_bytes: int) -> SourceError:
-    return SourceError(name, f"{what} is more than the {max_bytes / 2**20:g} MiB a listing may "
-                       "be", fix="split it into smaller files, or raise [limits] max_source_mb "
-                                 "(per source) or max_input_mb (per run) in the config")
+    return SourceError(name, f"{what} than the {amount(max_bytes)} a listing may be (or the "
+                       "run has left)", fix="split it into smaller files, or raise [limits] "
+                       "max_source_mb (per source) or max_input_mb (per run) in the config")
+
+
+
