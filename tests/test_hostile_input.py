@@ -32,6 +32,9 @@ def test_the_corpus_covers_every_input_format():
     suffixes = {Path(name).suffix for name in EXPECTED}
     assert {".txt", ".md", ".json", ".jsonl", ".csv", ".atom", ".rss", ".eml"} <= suffixes
     assert set(EXPECTED) == {str(p.relative_to(HOSTILE)) for p in HOSTILE.glob("*/*")}
+    accepted = {name: n for name, n in EXPECTED.items() if name.startswith("accept/")}
+    assert (len(EXPECTED) - len(accepted), len(accepted), sum(accepted.values())) == (15, 10, 26)
+    assert all(n > 0 for n in accepted.values())  # the README's numbers
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

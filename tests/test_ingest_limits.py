@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from digest.config import load_config
 from digest.errors import ConfigError, SourceError
 from digest.ingest import IngestLimits, ingest_limits, load_sources
 from digest.ingest.fetch import Fetcher
+from digest.ingest.limits import CONFIG_LIMITS
 
 
 def papers(count: int, start: int = 0) -> list[dict[str, str]]:
@@ -173,3 +175,11 @@ def test_a_bad_limit_is_a_usage_error_naming_the_file(tmp_path, table, problem):
     with pytest.raises(ConfigError, match=problem.replace("[", r"\[").replace("]", r"\]")) as error:
         load_config(config)
     assert str(config) in str(error.value)
+
+
+def test_the_readme_documents_every_limit_with_its_default():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `(\w+)` \| (\d+) \|", readme, re.MULTILINE))
+    defaults = IngestLimits()
+    for key, (field, unit, _) in CONFIG_LIMITS.items():
+        assert int(rows[key]) * unit == getattr(defaults, field), key

@@ -19,7 +19,7 @@ from ..models import Record
 from .base import Parsed, describe, where
 
 _MARKUP_START = re.compile(r"^(?:#{1,6}\s|[-*+•▪◦]\s|\d{1,3}[.)]\s|>|\||```|~~~)")
-_LINK = re.compile(r"(?:https?://|www\.|mailto:)\S+|\S+@\S+\.\w+", re.IGNORECASE)
+_LINK = re.compile(r"^(?:https?://|www\.|mailto:)|^[^@\s]+@[^@\s]+\.\w+", re.IGNORECASE)
 _MAIL_HEADER = re.compile(r"^(?:from|to|cc|bcc|subject|date|sent|reply-to):\s", re.IGNORECASE)
 # A greeting or closing is the whole line ("Hi all,", "Cheers, Bob"): "Hey, That's My Model!"
 # and "Best-of-N Sampling" are paper titles.
@@ -29,7 +29,8 @@ _SALUTATION = re.compile(
     r"|sent from my\b|--)", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+$")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?$")
-_LETTER = re.compile(r"[^\W\d_]")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
 _SHOWN = 3  # titles quoted in a refusal
 
 
@@ -39,11 +40,12 @@ class NotAListing(SourceError):
 
 def title_problem(title: str) -> str | None:
     """Why ``title`` is not a paper title, or None when it reads as one."""
-    if len(_LETTER.findall(title)) < 2:
+    if _letters(title) < 2:
         return "the title has no words"
     if _MARKUP_START.match(title):
         return "the title is a Markdown heading, a list item or a quote"
-    if _LINK.search(title) and len(_LINK.sub("", title).split()) < 2:
+    words = title.split()
+    if _links(words) and len(words) - _links(words) < 2:
         return "the title is a link or an address"
     if _MAIL_HEADER.match(title) or _SALUTATION.match(title) or title.endswith((",", ":")):
         return "the title is a mail header, a greeting or a lead-in line"
@@ -54,17 +56,26 @@ def title_problem(title: str) -> str | None:
 
 def abstract_problem(abstract: str) -> str | None:
     """Why a non-empty ``abstract`` is not one, or None when it reads as one."""
-    words = abstract.split()
-    links = len(_LINK.findall(abstract))
+    sample = abstract[:_SAMPLE]
+    words = sample.split()
+    links = _links(words)
     if links and links * 3 >= len(words):
         return "the abstract is a list of links"
     if _MARKUP_START.match(abstract):
         return "the abstract is a Markdown heading or a list"
-    if _SALUTATION.match(abstract):
+    if _SALUTATION.match(sample):
         return "the abstract is a greeting or a signature"
-    if len(_LETTER.findall(abstract)) * 2 < len(abstract.replace(" ", "")):
+    if _letters(sample) * 2 < len(sample) - sample.count(" "):
         return "the abstract is mostly numbers or symbols"
     return None
+
+
+def _letters(text: str) -> int:
+    return len(text) - len(_LETTERS.sub("", text))
+
+
+def _links(words: list[str]) -> int:
+    return sum(1 for word in words if _LINK.match(word))
 
 
 def reads_as_prose(abstract: str) -> bool:
