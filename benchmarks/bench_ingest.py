@@ -73,7 +73,7 @@ def main() -> None:
 MILLION = {  # 1,000,000 records each; the first is the 35 MB file of the issue
     "1M tiny junk records (35 MB JSON)": lambda i: {"title": f"P{i}", "abstract": "a"},
     "1M tiny papers (JSON)": lambda i: {"title": f"Paper {i}",
-                                        "abstract": f"We study toy problem {i} here."},
+                                        "abstract": f"We study toy {i} here."},
 }
 _CHILD = """
 import resource, sys, time
