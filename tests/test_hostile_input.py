@@ -123,3 +123,27 @@ def test_junk_titles_are_not(title):
     "12 34 56 78 90 ++ -- ** //"])
 def test_junk_abstracts_are_not_abstracts(abstract):
     assert abstract_problem(abstract) is not None
+
+
+def test_an_image_attached_to_a_listing_mail_is_left_alone():
+    from email import message_from_bytes, policy
+
+    mail = message_from_bytes((HOSTILE / "accept" / "forward_with_greeting.eml").read_bytes(),
+                              policy=policy.default)
+    mail.make_mixed()
+    mail.add_attachment(b"\x89PNG\r\n\x1a\n" + bytes(range(256)), maintype="image",
+                        subtype="png", filename="logo.png")
+    result = load_sources(["-"], stdin=lambda: mail.as_bytes())
+    assert len(result.records) == 3 and result.warnings == [] and result.errors == []
+
+
+def test_listings_in_the_body_and_in_an_attachment_both_count():
+    from email import message_from_bytes, policy
+
+    mail = message_from_bytes((HOSTILE / "accept" / "forward_with_greeting.eml").read_bytes(),
+                              policy=policy.default)
+    mail.make_mixed()
+    mail.add_attachment((HOSTILE / "accept" / "listing.csv").read_bytes(), maintype="text",
+                        subtype="csv", filename="more.csv")
+    result = load_sources(["-"], stdin=lambda: mail.as_bytes())
+    assert len(result.records) == 5 and {r.sighting.source for r in result.records} == {"<stdin>"}

@@ -143,8 +143,18 @@ def _is_attachment(part: email.message.EmailMessage) -> bool:
             or part.get_content_type() not in ("text/plain", "text/html"))
 
 
+_LISTING_TYPES = {"application/json", "application/x-ndjson", "application/jsonl",
+                  "application/xml", "application/atom+xml", "application/rss+xml",
+                  "application/csv"}
+_LISTING_SUFFIXES = (".txt", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".atom",
+                     ".rss", ".eml")
+
+
 def _attachments(message: email.message.EmailMessage) -> list[email.message.EmailMessage]:
-    return [part for part in message.walk() if _is_attachment(part)]
+    """Attached parts that may be listing files (text, JSON, feeds; not images or PDFs)."""
+    return [part for part in message.walk() if _is_attachment(part) and (
+        part.get_content_maintype() == "text" or part.get_content_type() in _LISTING_TYPES
+        or (part.get_filename() or "").lower().endswith(_LISTING_SUFFIXES))]
 
 
 def _attachment(part: email.message.EmailMessage, source: str, warnings: list[str],
