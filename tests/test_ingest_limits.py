@@ -183,3 +183,21 @@ def test_the_readme_documents_every_limit_with_its_default():
     defaults = IngestLimits()
     for key, (field, unit, _) in CONFIG_LIMITS.items():
         assert int(rows[key]) * unit == getattr(defaults, field), key
+
+
+@pytest.mark.parametrize("shape", ["[{}]", '{{"papers": [{}]}}', "[[{}]]"])
+def test_json_of_countless_empty_objects_is_refused_before_it_is_built(tmp_path, shape):
+    path = tmp_path / "empties.json"
+    path.write_text(shape.format(",".join(["{}"] * 5000)), encoding="utf-8")
+    (error,) = load_sources([str(path)], limits=IngestLimits(max_records_per_source=10)).errors
+    assert "holds about 5,00" in error.problem and "10 records" in error.problem
+    assert "[limits] max_records_per_source" in error.fix
+
+
+def test_rows_without_titles_count_against_the_cap(tmp_path):
+    rows = papers(2) + [{"x": "no title"}] * 2 + papers(26, start=2)
+    path = write(tmp_path / "mixed.jsonl", rows)  # 30 rows; the first 10 give 8 records
+    result = load_sources([path], limits=IngestLimits(max_records_per_source=10))
+    assert len(result.records) == 8
+    (error,) = result.errors
+    assert "20 of its 28 records were left out (kept 8)" in error.problem

@@ -186,10 +186,11 @@ def _cut(parsed: Parsed, source: str, run: _Run) -> list[SourceError]:
     """Keep the records within the caps; one error per cut, saying how many were left out."""
     cuts = []
     per_source = run.limits.max_records_per_source
-    total = len(parsed.records) + parsed.left_out
-    if total > per_source:
+    left = parsed.left_out + max(len(parsed.records) - per_source, 0)
+    if left:
         parsed.records = parsed.records[:per_source]
-        cuts.append(_cut_error(source, total, per_source, "max_records_per_source",
+        cuts.append(_cut_error(source, len(parsed.records) + left, len(parsed.records),
+                               "max_records_per_source",
                                f"a source may give at most {per_source:,}"))
     room = max(run.limits.max_records_per_run - len(run.result.records), 0)
     if len(parsed.records) > room:

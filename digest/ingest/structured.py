@@ -17,14 +17,17 @@ from typing import Any
 from ..errors import SourceError
 from .base import Parsed, describe, where
 from .fields import TITLE_FIELDS, field_names, record_from_mapping
-from .limits import current_record_cap
+from .limits import SETTING, current_record_cap
 
 CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
 _LISTED = 5  # positions named in a grouped warning
 
 
+# A paper is an object with a few lists and objects inside (authors, versions, links).
+_CONTAINERS_PER_RECORD = 100
 _DECODER = json.JSONDecoder(parse_int=lambda digits: _int(digits))
 _SPACE = re.compile(r"[ \t\r\n]*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def loads(text: str) -> Any:
@@ -41,6 +44,7 @@ def _int(digits: str) -> int | float:
 
 
 def parse_json(text: str, source: str) -> Parsed:
+    _check_containers(text, source)
     start = len(text) - len(text.lstrip("\ufeff \t\r\n"))
     if text.startswith("[", start):  # streamed: a million tiny records never sit in memory
         rows = _array_items(text, start, source)
@@ -56,6 +60,21 @@ def parse_json(text: str, source: str) -> Parsed:
     items = _items(data, source)
     return records_from(((i, None, item) for i, item in enumerate(items, start=1)),
                         source, _flavour(items, "json"))
+
+
+def _check_containers(text: str, source: str) -> None:
+    """Refuse JSON with far more objects and lists than the record cap could use, before
+    Python builds them all (64 MiB of ``{},{},…`` is 21 million dicts, over 1.5 GB)."""
+    cap = current_record_cap()
+    if cap is None:
+        return
+    most = _CONTAINERS_PER_RECORD * cap
+    found = text.count("{") + text.count("[")  # an overcount (braces in strings): a bound
+    if found > most:
+        raise SourceError(source, f"holds about {found:,} JSON objects and lists, more than "
+                          f"{cap:,} records (the most a source may give) could use",
+                          fix=f"split the file, or raise {SETTING['max_records_per_source']} in "
+                              "the config")
 
 
 def _array_items(text: str, start: int, source: str) -> Iterator[tuple[int, int | None, Any]]:
@@ -94,9 +113,10 @@ def _check_tail(text: str, index: int, source: str) -> None:
 
 
 def parse_jsonl(text: str, source: str) -> Parsed:
+    _check_containers(text, source)
     bad: list[tuple[int, str]] = []
-    lines = text.splitlines()
-    rows = _json_lines(lines, bad)
+    lines = [0]  # how many lines were read, once the rows are consumed
+    rows = _json_lines(text, bad, lines)
     head = list(itertools.islice(rows, 20))
     if bad and not head:
         raise SourceError(source, f"no line is a JSON object ({bad[0][1]})", line=bad[0][0],
@@ -104,15 +124,18 @@ def parse_jsonl(text: str, source: str) -> Parsed:
                               "for a single document use --format json")
     parsed = records_from(itertools.chain(head, rows), source,
                           _flavour([r[2] for r in head], "jsonl"))
-    parsed.warnings += [_bad_line(source, number, msg, number == len(lines)) for number, msg in bad]
+    parsed.warnings += [_bad_line(source, number, msg, number == lines[0])
+                        for number, msg in bad]
     return parsed
 
 
-def _json_lines(lines: list[str], bad: list[tuple[int, str]]
+def _json_lines(text: str, bad: list[tuple[int, str]], lines: list[int]
                 ) -> Iterator[tuple[int, int | None, Any]]:
-    """(position, line, object) of each line that parses; the others go to ``bad``."""
+    """(position, line, object) of each line that parses; the others go to ``bad``. Lines are
+    read one at a time (a list of 21 million short lines would take a gigabyte)."""
     position = 0
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(_lines(text), start=1):
+        lines[0] = number
         if not line.strip():
             continue
         position += 1
@@ -122,16 +145,27 @@ def _json_lines(lines: list[str], bad: list[tuple[int, str]]
             bad.append((number, exc.msg))
 
 
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` (at \\n, \\r\\n or \\r), one line at a time."""
+    start = 0
+    for match in _NEWLINE.finditer(text):
+        yield text[start:match.start()]
+        start = match.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: str) -> Parsed:
     """Records from (position, line, object) rows; shared by JSON, JSON lines and CSV."""
     parsed = Parsed(fmt=fmt)
     not_objects, untitled, no_abstract = [], [], []
     seen_fields: set[str] = set()
-    cap = current_record_cap()
+    cap, examined = current_record_cap(), 0
     for position, line, item in rows:
-        if cap is not None and len(parsed.records) >= cap:
+        if cap is not None and examined >= cap:
             parsed.left_out += 1  # counted, not made: the rest of the file is only scanned
             continue
+        examined += 1
         if not isinstance(item, Mapping):
             not_objects.append(where(position, line))
             continue
