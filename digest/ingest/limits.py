@@ -22,8 +22,8 @@ MIB = 2**20
 class IngestLimits:
     """Caps on the work of one ``load_sources`` call."""
 
-    max_records_per_source: int = 20_000
-    max_records_per_run: int = 50_000
+    max_records_per_source: int = 10_000
+    max_records_per_run: int = 20_000
     max_source_bytes: int = 64 * MIB
     max_input_bytes: int = 256 * MIB
     fetch_deadline_s: float = 120.0
