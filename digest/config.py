@@ -41,10 +41,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    if "digest" in data and "themes" in data:  # [[themes]] beside a [digest] table
-        data = {**data["digest"], "themes": data["themes"]}
-    data = data.get("digest", data)
-    unknown = sorted(set(data) - set(CONFIG_KEYS) - {"themes", "prices", "models"})
+    if "digest" in data:  # [[themes]] and [limits] beside a [digest] table
+        data = {**data["digest"], **{k: data[k] for k in ("themes", "limits") if k in data}}
+    unknown = sorted(set(data) - set(CONFIG_KEYS) - {"themes", "prices", "models", "limits"})
     if unknown:
         raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known keys are "
                           f"{', '.join(sorted(CONFIG_KEYS))}")
@@ -53,6 +52,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
             raise ConfigError(f"{path}: '{key}' must be a {kind.__name__}")
     if "themes" in data:
         data["themes"] = parse_sections(data["themes"], str(path))
+    if "limits" in data:
+        from .ingest.limits import ingest_limits  # checked now; the run reads it again
+        ingest_limits(data, str(path))
     return data
 
 

@@ -119,7 +119,8 @@ def test_an_oversized_abstract_and_title_are_capped_with_a_warning(tmp_path):
 
 def test_an_oversized_csv_field_is_capped_not_fatal(tmp_path):
     path = tmp_path / "big.csv"
-    path.write_text('title,abstract\nBig,"' + "x" * 200_000 + '"\n', encoding="utf-8")
+    path.write_text('title,abstract\nBig,"' + "x" * 200_000 + '"\n'
+                    'Normal,"A normal abstract of a few words."\n', encoding="utf-8")
     result = load_sources([str(path)])
     assert len(result.records[0].abstract) == MAX_ABSTRACT_CHARS and result.warnings
 
@@ -212,7 +213,8 @@ def test_json_nested_too_deeply_is_a_clean_error(tmp_path, name, text):
 
 def test_json_with_a_huge_integer_is_read(tmp_path):
     path = tmp_path / "big.jsonl"
-    path.write_text('{"title": "Huge", "abstract": "A.", "n": ' + "7" * 5000 + "}\n",
+    path.write_text('{"title": "Huge", "abstract": "An abstract beside a huge number.", "n": '
+                    + "7" * 5000 + "}\n",
                     encoding="utf-8")
     (record,) = load_sources([str(path)]).records
     assert record.title == "Huge"

@@ -245,7 +245,8 @@ def test_redact_hides_credentials_and_keys():
 
 
 def test_content_type_charset_is_used_for_decoding(server, tmp_path, fake_time):
-    body = ('[{"title": "Caf\u00e9 Paper", "abstract": "Na\u00efve."}]').encode("latin-1")
+    body = ('[{"title": "Caf\u00e9 Paper", "abstract": "A na\u00efve abstract, sent as '
+            'Latin-1."}]').encode("latin-1")
     url = server.queue("/api", Reply(body=body,
                                      headers={"Content-Type": "application/json; charset=latin-1"}))
     with fetcher(fake_time, tmp_path) as client:

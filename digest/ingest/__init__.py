@@ -9,7 +9,13 @@ abstract cut to size, a guessed encoding) are ``warnings``.
 
 An RFC 5322 e-mail (``email``) is parsed from its bytes, since each part has its own
 charset; the text part that holds the listing goes to the arXiv listing or the
-Daily Papers parser (``mailmsg``).
+Daily Papers parser (``mailmsg``), and attachments to the parser of their format.
+
+Only listings give papers (``plausible``): records that do not read as papers are
+dropped with a warning, and a source with none is an error ("no paper listing in this
+file"). The work is bounded by ``IngestLimits``: bytes per source and per run, records
+per source and per run, and a deadline per URL; every cut is an error in ``errors``
+that says how many records were left out and which setting raises the cap.
 """
 
 from __future__ import annotations
@@ -27,13 +33,15 @@ from .daily_papers import parse_daily_papers
 from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
-from .fetch import Fetcher, is_url, redact
+from .fetch import Fetcher, amount, is_url, redact
+from .limits import SETTING, IngestLimits, ingest_limits, record_cap
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
-from .sources import StdinReader, expand, read
+from .plausible import NotAListing, screen
+from .sources import Raw, StdinReader, expand_marked, read
 from .structured import parse_json, parse_jsonl
 
-__all__ = ["FORMATS", "PARSERS", "Fetcher", "IngestResult", "detect_format", "load_sources",
-           "parse_text"]
+__all__ = ["FORMATS", "PARSERS", "Fetcher", "IngestLimits", "IngestResult", "detect_format",
+           "ingest_limits", "load_sources", "parse_text"]
 
 logger = logging.getLogger("digest.ingest")
 
@@ -70,23 +78,29 @@ class IngestResult:
 
 
 def load_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
-                 stdin: StdinReader | None = None, fetcher: Fetcher | None = None
-                 ) -> IngestResult:
-    """Read every source; collect records, warnings and, unless ``strict``, errors."""
+                 stdin: StdinReader | None = None, fetcher: Fetcher | None = None,
+                 limits: IngestLimits | None = None) -> IngestResult:
+    """Read every source; collect records, warnings and, unless ``strict``, errors.
+
+    ``limits`` (default ``IngestLimits()``; from a config: ``ingest_limits(config)``)
+    bound the work; a source past a cap is cut or refused with an error that counts
+    what was left out."""
     fmt = _check_format(fmt)
-    result = IngestResult()
-    lazy = _LazyFetcher(fetcher)
+    run = _Run(limits or IngestLimits(), IngestResult())
+    lazy = _LazyFetcher(fetcher, run.limits)
     try:
-        for name in expand(sources):
-            error = _try_one(name, fmt, stdin, lazy, result)
-            if error is not None and strict:
-                raise error
-            if error is not None:
+        for name, walked in expand_marked(sources):
+            for error in _try_one(name, fmt, stdin, lazy, run):
+                if walked and isinstance(error, NotAListing):
+                    _skip_walked(error, run.result)
+                    continue
+                if strict:
+                    raise error
                 logger.error("%s", error)
-                result.errors.append(error)
+                run.result.errors.append(error)
     finally:
         lazy.close()
-    return result
+    return run.result
 
 
 def parse_text(text: str, source: str, *, fmt: str | None = None) -> list[Record]:
@@ -97,13 +111,29 @@ def parse_text(text: str, source: str, *, fmt: str | None = None) -> list[Record
     return parsed.records
 
 
+def _skip_walked(error: NotAListing, result: IngestResult) -> None:
+    """A README or notes file met in a folder walk is no error: a warning, and no records."""
+    warning = f"{error.source}: skipped, {error.problem}"
+    logger.warning("%s", warning)
+    result.warnings.append(warning)
+
+
+@dataclass
+class _Run:
+    """One load_sources call: its limits, what it kept, and the bytes it read."""
+
+    limits: IngestLimits
+    result: IngestResult
+    bytes_read: int = 0
+
+
 def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _LazyFetcher,
-             result: IngestResult) -> SourceError | None:
-    """Load one source into ``result``; return what went wrong, if anything."""
+             run: _Run) -> list[SourceError]:
+    """Load one source into ``run``; return what went wrong, if anything (cuts included)."""
     try:
-        _load_one(name, fmt, stdin, fetcher, result)
+        return _load_one(name, fmt, stdin, fetcher, run)
     except SourceError as error:
-        return error
+        return [error]
     except Exception as exc:  # a parser bug must not cost the other sources
         logger.debug("%s: unexpected error", name, exc_info=True)
         unexpected = SourceError(redact(name) if is_url(name) else name,
@@ -111,28 +141,70 @@ def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _La
                                  f"({str(exc)[:200]})",
                                  fix="please report this, with the file, as a digest bug")
         unexpected.__cause__ = exc
-        return unexpected
-    return None
+        return [unexpected]
 
 
 def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _LazyFetcher,
-              result: IngestResult) -> None:
-    raw = read(name, stdin=stdin, fetcher=fetcher.get)
+              run: _Run) -> list[SourceError]:
+    raw = read(name, stdin=stdin, fetcher=fetcher.get, max_bytes=_bytes_left(name, run))
+    run.bytes_read += len(raw.data)
     warnings = [raw.warning] if raw.warning else []
-    if isinstance(raw.data, bytes) and _is_email(raw.data, fmt):
-        parsed = _finish(parse_email_bytes(raw.data, raw.name))  # each part has its charset
-    elif isinstance(raw.data, bytes):
-        text, note = decode(raw.data, raw.name, _charset(raw.content_type))
-        warnings += [note] if note else []
-        parsed = _parse(text, raw.name, fmt, raw.content_type)
-    else:
-        parsed = _parse(raw.data, raw.name, fmt, raw.content_type)
+    with record_cap(run.limits.max_records_per_source):
+        parsed, note = _parse_raw(raw, fmt)
+    warnings += [note] if note else []
     for warning in warnings + parsed.warnings:
         logger.warning("%s", warning)
+    cuts = _cut(parsed, raw.name, run)
     logger.info("%s: %d records (%s)", raw.name, len(parsed.records), parsed.fmt)
-    result.records.extend(parsed.records)
-    result.warnings.extend(warnings + parsed.warnings)
-    result.sources_read += 1
+    run.result.records.extend(parsed.records)
+    run.result.warnings.extend(warnings + parsed.warnings)
+    run.result.sources_read += 1
+    return cuts
+
+
+def _parse_raw(raw: Raw, fmt: str | None) -> tuple[Parsed, str | None]:
+    if isinstance(raw.data, bytes) and _is_email(raw.data, fmt):
+        return _finish(parse_email_bytes(raw.data, raw.name), raw.name, "message"), None
+    if isinstance(raw.data, bytes):
+        text, note = decode(raw.data, raw.name, _charset(raw.content_type))
+        return _parse(text, raw.name, fmt, raw.content_type), note
+    return _parse(raw.data, raw.name, fmt, raw.content_type), None
+
+
+def _bytes_left(name: str, run: _Run) -> int:
+    """The most this source may be: the per-source cap, or what the run has left."""
+    left = run.limits.max_input_bytes - run.bytes_read
+    if left <= 0:
+        raise SourceError(name, f"not read: the sources before it used up the run's "
+                          f"{amount(run.limits.max_input_bytes)} of input",
+                          fix=f"raise {SETTING['max_input_bytes']} in the config, or read "
+                              "fewer sources per run")
+    return min(run.limits.max_source_bytes, left)
+
+
+def _cut(parsed: Parsed, source: str, run: _Run) -> list[SourceError]:
+    """Keep the records within the caps; one error per cut, saying how many were left out."""
+    cuts = []
+    per_source = run.limits.max_records_per_source
+    left = parsed.left_out + max(len(parsed.records) - per_source, 0)
+    if left:
+        parsed.records = parsed.records[:per_source]
+        cuts.append(_cut_error(source, len(parsed.records) + left, len(parsed.records),
+                               "max_records_per_source",
+                               f"a source may give at most {per_source:,}"))
+    room = max(run.limits.max_records_per_run - len(run.result.records), 0)
+    if len(parsed.records) > room:
+        kept_before = len(parsed.records)
+        parsed.records = parsed.records[:room]
+        cuts.append(_cut_error(source, kept_before, room, "max_records_per_run",
+                               f"the run reached its cap of {run.limits.max_records_per_run:,}"))
+    return cuts
+
+
+def _cut_error(source: str, total: int, kept: int, setting: str, why: str) -> SourceError:
+    return SourceError(source, f"{why} records, so {total - kept:,} of its {total:,} records "
+                       f"were left out (kept {kept:,})",
+                       fix=f"raise {SETTING[setting]} in the config, or split the source")
 
 
 def _parse(text: str, source: str, fmt: str | None, content_type: str | None) -> Parsed:
@@ -142,7 +214,18 @@ def _parse(text: str, source: str, fmt: str | None, content_type: str | None) ->
     if "\x00" in text[:8192]:
         raise SourceError(source, "this is binary data (it holds NUL characters), not a listing",
                           fix="pass a text, JSON, CSV or feed file")
-    return _finish(PARSERS[fmt or detect_format(text, source, content_type)](text, source))
+    name = fmt or detect_format(text, source, content_type)
+    return _finish(PARSERS[name](text, source), source, "message" if name == "email" else "file")
+
+
+def parse_attachment(data: bytes, label: str, content_type: str | None,
+                     filename: str = "") -> Parsed:
+    """A listing file attached to a mail: decoded, then read in its detected format."""
+    text, note = decode(data, label, _charset(content_type))
+    fmt = detect_format(text, filename or label, content_type) if text.strip() else None
+    parsed = _parse(text, label, fmt, content_type)
+    parsed.warnings[:0] = [note] if note else []
+    return parsed
 
 
 def _is_email(data: bytes, fmt: str | None) -> bool:
@@ -150,8 +233,16 @@ def _is_email(data: bytes, fmt: str | None) -> bool:
     return (fmt == "email" and bool(data.strip())) or (fmt is None and looks_like_email(data))
 
 
-def _finish(parsed: Parsed) -> Parsed:
-    """Overlong titles and abstracts cut, with a warning each."""
+def _finish(parsed: Parsed, source: str, kind: str) -> Parsed:
+    """Only papers kept (else a 'no paper listing' error); overlong titles and abstracts cut,
+    with a warning each."""
+    if parsed.records:  # an empty listing stays a warning of its parser
+        try:
+            screen(parsed, source, kind=kind)
+        except NotAListing as error:
+            if not parsed.left_out:
+                raise
+            raise _refused_at_cap(error, parsed) from None
     records = []
     for record in parsed.records:
         record, notes = capped(record)
@@ -159,6 +250,16 @@ def _finish(parsed: Parsed) -> Parsed:
         parsed.warnings.extend(notes)
     parsed.records = records
     return parsed
+
+
+def _refused_at_cap(error: NotAListing, parsed: Parsed) -> SourceError:
+    """Past the per-source cap, the records read were no papers: say both."""
+    read_ = len(parsed.records)
+    return SourceError(error.source, f"{error.problem}, in the first {read_:,} of its "
+                       f"{read_ + parsed.left_out:,} records (a source may give at most "
+                       f"{read_:,} records; the others were counted, not read)",
+                       fix=f"if it is a listing, raise {SETTING['max_records_per_source']} in "
+                           "the config, or split the source")
 
 
 def _check_format(fmt: str | None) -> str | None:
@@ -181,15 +282,17 @@ def _charset(content_type: str | None) -> str | None:
 class _LazyFetcher:
     """Makes the default Fetcher only when a URL is met, and closes only what it made."""
 
-    def __init__(self, given: Fetcher | None) -> None:
+    def __init__(self, given: Fetcher | None, limits: IngestLimits) -> None:
         self.given = given
+        self.limits = limits
         self.made: Fetcher | None = None
 
     def get(self) -> Fetcher:
         if self.given is not None:
             return self.given
         if self.made is None:
-            self.made = Fetcher()
+            self.made = Fetcher(deadline_s=self.limits.fetch_deadline_s,
+                                max_bytes=self.limits.max_source_bytes)
         return self.made
 
     def close(self) -> None:

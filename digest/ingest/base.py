@@ -23,6 +23,7 @@ class Parsed:
     records: list[Record] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     fmt: str = ""
+    left_out: int = 0  # records past the per-source cap, counted but not made
 
 
 def describe(source: str, problem: str, *, line: int | None = None, fix: str = "") -> str:

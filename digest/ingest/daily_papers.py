@@ -18,12 +18,14 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from ..errors import SourceError
 from ..models import Record, Sighting
 from ..normalize import clean_text
 from .base import Parsed, describe
+from .plausible import not_a_listing, title_problem
 
 logger = logging.getLogger("digest.ingest")
 
@@ -36,9 +38,12 @@ _DATE_LINE = re.compile(
     re.IGNORECASE,
 )
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_HEADER_LINES = {"new", "get trending papers in your email inbox!", "subscribe", "daily papers",
-                 "byak and the research community", "hugging face", "papers", "trending",
-                 "search", "previous", "next", "load more", "show more", "see all"}
+# Lines only a Daily Papers page has: with a date line, they make a page's structure.
+_PAGE_HEADERS = {"daily papers", "get trending papers in your email inbox!",
+                 "byak and the research community"}
+_HEADER_LINES = _PAGE_HEADERS | {"new", "subscribe", "hugging face", "papers", "trending",
+                                 "search", "previous", "next", "load more", "show more",
+                                 "see all"}
 # Lines the page interleaves with entries: upvote counts, "Submitted by", author counts.
 _NOISE = re.compile(r"^(?:[▲△⬆↑·•\-\s]*\d[\d,.]*k?|submitted by \S.{0,60}|·?\s*\d+ authors?"
                     r"|upvote\s*\d*|\d+\s*comments?)$", re.IGNORECASE)
@@ -58,7 +63,11 @@ def looks_like_daily_papers(text: str) -> bool:
 
 def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = None) -> Parsed:
     """Parse one page into records, in page order; ``date_hint`` (such as a mail's date)
-    stands in for a date in the file name when the date line has no year."""
+    stands in for a date in the file name when the date line has no year.
+
+    A page with its structure (a date line or the page's own header lines) keeps what
+    reads as entries; text without it must be nothing but title / abstract pairs, at
+    least two, or it is not a listing (a README, meeting notes, a personal mail)."""
     paragraphs = list(_paragraphs(text))
     start = _first_entry_index(paragraphs)
     if start is None:
@@ -68,12 +77,33 @@ def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = No
     parsed = Parsed(fmt="daily-papers")
     date_hint = date_hint or _date_in_name(source)
     published = _parse_date(paragraphs[start - 1][0], date_hint) if start else None
-    for record in _records(paragraphs[start:], source, published, date_hint, parsed.warnings):
+    junk = _Junk()
+    for record in _records(paragraphs[start:], source, published, date_hint, parsed.warnings,
+                           junk):
         parsed.records.append(record)
+    if not _has_structure(paragraphs) and (junk.count or _pairs(parsed.records) < 2):
+        raise not_a_listing(source, "file", reason="no date line, and the text is not only "
+                            "title / abstract pairs")
     if published is None and start and not _has_year(paragraphs[start - 1][0]):
         logger.info("%s: the page's date has no year and the file name none; "
                     "published dates left empty", source)
     return parsed
+
+
+@dataclass
+class _Junk:
+    """Paragraphs that are neither an entry nor page furniture."""
+
+    count: int = 0
+
+
+def _has_structure(paragraphs: list[tuple[str, int]]) -> bool:
+    head = paragraphs[:_HEAD_PARAGRAPHS]
+    return any(_DATE_LINE.match(p) or p.casefold() in _PAGE_HEADERS for p, _ in head)
+
+
+def _pairs(records: list[Record]) -> int:
+    return sum(1 for record in records if record.abstract and title_problem(record.title) is None)
 
 
 def _paragraphs(text: str) -> Iterator[tuple[str, int]]:
@@ -114,7 +144,7 @@ def _first_pair(paragraphs: list[str]) -> int | None:
 
 
 def _records(entries: list[tuple[str, int]], source: str, published: dt.date | None,
-             date_hint: dt.date | None, warnings: list[str]) -> Iterator[Record]:
+             date_hint: dt.date | None, warnings: list[str], junk: _Junk) -> Iterator[Record]:
     index = 0
     position = 0
     while index < len(entries):
@@ -127,6 +157,7 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         if not title or _NOISE.match(title) or title.casefold() in _HEADER_LINES:
             continue
         if not _is_title(paragraph):
+            junk.count += 1
             warnings.append(describe(source, "a paragraph that reads like an abstract has no "
                                      "title before it; skipped", line=line,
                                      fix="check the page was copied whole"))
@@ -134,6 +165,8 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         abstract = _abstract_after(entries, index)
         index += 1 if abstract else 0
         position += 1
+        if not abstract or title_problem(title):
+            junk.count += 1
         if not abstract:
             warnings.append(describe(source, f"entry {position} ({title[:60]!r}) has no "
                                      "abstract; kept with an empty one", line=line,

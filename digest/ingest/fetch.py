@@ -6,6 +6,10 @@ one request every 3 seconds; and an on-disk cache with conditional GET, so a wee
 job asks the server "changed since?" instead of downloading again. When the server
 cannot be reached, a cached copy is used with a warning. The clock and sleep are
 parameters, so tests run without waiting.
+
+Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
+server that trickles a byte every few seconds never times a read out, so the body is
+cut once the deadline passes, and no retry starts that could not finish before it.
 """
 
 from __future__ import annotations
@@ -91,6 +95,10 @@ class _Transient(Exception):
         self.retry_after = retry_after
 
 
+class _DeadlinePassed(_Transient):
+    """The URL's overall deadline passed: not retried (a cached copy may still serve)."""
+
+
 class Fetcher:
     """Gets URLs for ingest. Use as a context manager, or call ``close``."""
 
@@ -99,7 +107,8 @@ class Fetcher:
                  max_wait_s: float = 60.0, polite: Mapping[str, float] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time,
+                 deadline_s: float = 120.0, max_bytes: int = MAX_SOURCE_BYTES) -> None:
         self.client = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
             max_redirects=5, headers={"User-Agent": USER_AGENT})
@@ -108,6 +117,8 @@ class Fetcher:
         polite = polite if polite is not None else {"arxiv.org": ARXIV_INTERVAL_S}
         self.limiter = RateLimiter(polite, clock=clock, sleep=sleep)
         self.sleep = sleep
+        self.timeout, self.deadline_s, self.max_bytes = timeout, deadline_s, max_bytes
+        self.wall = clock  # the deadline counts the retries' sleeps too
 
     def __enter__(self) -> Fetcher:
         return self
@@ -118,14 +129,17 @@ class Fetcher:
     def close(self) -> None:
         self.client.close()
 
-    def fetch(self, url: str) -> Fetched:
+    def fetch(self, url: str, *, max_bytes: int | None = None) -> Fetched:
+        """The body of ``url``, at most ``max_bytes`` (default: the fetcher's own cap)."""
         shown = redact(url)
         cached = self.cache.lookup(url)
         if cached and self.cache.is_fresh(cached[0]):
             logger.info("%s: fresh in the cache, not requested", shown)
             return Fetched(cached[1], cached[0].content_type, from_cache=True)
+        limit = _Limit(self.wall() + self.deadline_s, self.deadline_s,
+                       min(max_bytes or self.max_bytes, self.max_bytes))
         try:
-            return self._get_with_retries(url, shown, cached)
+            return self._get_with_retries(url, shown, cached, limit)
         except _Transient as exc:
             if cached is None:
                 raise SourceError(shown, f"could not fetch it: {exc}",
@@ -135,31 +149,43 @@ class Fetcher:
                                fix="try again later for a fresh copy")
             return Fetched(cached[1], cached[0].content_type, warning, from_cache=True)
 
-    def _get_with_retries(self, url: str, shown: str,
-                          cached: tuple[Entry, bytes] | None) -> Fetched:
+    def _get_with_retries(self, url: str, shown: str, cached: tuple[Entry, bytes] | None,
+                          limit: _Limit) -> Fetched:
         headers = HttpCache.validators(cached[0]) if cached else {}
         attempt = 0
         while True:
             try:
-                return self._get_once(url, shown, headers, cached)
+                return self._get_once(url, shown, headers, cached, limit)
+            except _DeadlinePassed:
+                raise
             except _Transient as exc:
                 if attempt == self.retries:
                     raise _Transient(f"{exc}, after {attempt + 1} tries") from None
                 pause = self._pause(attempt, exc.retry_after)
+                if self.wall() + pause >= limit.deadline:
+                    raise _DeadlinePassed(f"{exc}; no time for another try before the "
+                                          f"{limit.seconds:g} s fetch deadline") from None
                 logger.warning("%s: %s; retrying in %.1f s", shown, exc, pause)
                 self.sleep(pause)
                 attempt += 1
 
     def _get_once(self, url: str, shown: str, headers: dict[str, str],
-                  cached: tuple[Entry, bytes] | None) -> Fetched:
+                  cached: tuple[Entry, bytes] | None, limit: _Limit) -> Fetched:
         self.limiter.wait(urlsplit(url).hostname or "")
         started = time.monotonic()
+        left = max(limit.deadline - self.wall(), 0.001)
+        timeout = httpx.Timeout(min(self.timeout, left), connect=min(self.timeout, 10.0, left))
         try:
-            with self.client.stream("GET", url, headers=headers) as response:
-                body = _read_capped(response, shown) if response.is_success else b""
+            with self.client.stream("GET", url, headers=headers, timeout=timeout) as response:
+                body = (_read_capped(response, shown, limit, self.wall) if response.is_success
+                        else b"")
         except httpx.TooManyRedirects:
             raise SourceError(shown, "too many redirects", fix="check the URL") from None
         except httpx.TransportError as exc:
+            if self.wall() >= limit.deadline:
+                raise _DeadlinePassed(f"{type(exc).__name__} at the {limit.seconds:g} s fetch "
+                                      "deadline (raise [limits] fetch_deadline in the config "
+                                      "if the server is just slow)") from None
             raise _Transient(type(exc).__name__) from None
         logger.info("GET %s -> %d (%d bytes, %.0f ms)", shown, response.status_code, len(body),
                     (time.monotonic() - started) * 1000)
@@ -186,13 +212,34 @@ class Fetcher:
         return min(max(pause, 0.0), self.max_wait_s)
 
 
-def _read_capped(response: httpx.Response, shown: str) -> bytes:
+@dataclass(frozen=True)
+class _Limit:
+    """What one URL may take: until ``deadline`` (monotonic), and ``max_bytes``."""
+
+    deadline: float
+    seconds: float
+    max_bytes: int
+
+
+def amount(size: int) -> str:
+    """'64 MiB', '1.5 MiB' or '2,048 bytes'."""
+    return f"{size / 2**20:.3g} MiB" if size >= 2**20 else f"{size:,} bytes"
+
+
+def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
+                 wall: Callable[[], float]) -> bytes:
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_SOURCE_BYTES:
-            raise SourceError(shown, f"the download passed {MAX_SOURCE_BYTES // 2**20} MiB, "
-                              "more than a listing may be", fix="ask for fewer results")
+        if size > limit.max_bytes:
+            raise SourceError(shown, f"the download passed {amount(limit.max_bytes)}, more "
+                              "than a listing may be (or the run has left)",
+                              fix="ask for fewer results, or raise [limits] max_source_mb "
+                                  "(or max_input_mb) in the config")
+        if wall() > limit.deadline:
+            raise _DeadlinePassed(f"the download took longer than the {limit.seconds:g} s "
+                                  f"fetch deadline (cut after {size:,} bytes; raise [limits] "
+                                  "fetch_deadline in the config if the server is just slow)")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -8,6 +8,9 @@ parts are tried in order, text/plain first, then text/html reduced to its visibl
 text (``htmltext``); the first one that reads as an arXiv listing or a Daily Papers
 page gives the records. Parts inside a forwarded message (message/rfc822) count too.
 A "Forwarded message" header block and a signature ("-- ") are removed first.
+Attachments (a JSON, CSV, feed or page file) are read in their own format and add
+their papers. A mail with no listing in a part or an attachment is refused ("no paper
+listing in this message"), and so is every bounce or automatic reply, whatever it quotes.
 
 Records name the mail as their source; warnings name the part ("mail.eml (text/plain
 part):12: ..."), and their line numbers count in that part's decoded text.
@@ -29,6 +32,7 @@ from .base import Parsed, describe
 from .daily_papers import looks_like_daily_papers, parse_daily_papers
 from .decoding import decode
 from .htmltext import html_to_text
+from .plausible import not_a_listing, screen
 
 __all__ = ["looks_like_email", "parse_email", "parse_email_bytes"]
 
@@ -76,31 +80,99 @@ def parse_email_bytes(data: bytes, source: str) -> Parsed:
 
 
 def _parse_message(message: email.message.EmailMessage, source: str) -> Parsed:
+    automatic = _automatic(message)
+    if automatic:
+        raise not_a_listing(source, "message", reason=f"it is {automatic}")
     warnings: list[str] = []
-    tried = []
+    tried: list[str] = []
+    found = [_first_listing_body(message, source, warnings, tried)]
+    found += [_attachment(part, source, warnings, tried) for part in _attachments(message)]
+    listings = [parsed for parsed in found if parsed is not None]
+    if not listings:
+        shown = ", ".join(dict.fromkeys(tried)) or "no text part"
+        raise not_a_listing(source, "message", reason="no part of it is an arXiv listing, "
+                            f"a Daily Papers page or an attached listing file (found: {shown})")
+    merged = Parsed(warnings=warnings, fmt="email/" + "+".join(p.fmt for p in listings))
+    for parsed in listings:
+        merged.records += parsed.records
+        merged.warnings += parsed.warnings
+    return _named(merged, source)
+
+
+def _first_listing_body(message: email.message.EmailMessage, source: str,
+                        warnings: list[str], tried: list[str]) -> Parsed | None:
     for kind, text in _bodies(message, source, warnings):
-        label = f"{source} ({kind} part)"
         tried.append(kind)
-        parsed = _parse_body(_strip_wrapping(text), label, _sent(message))
+        parsed = _parse_body(_strip_wrapping(text), f"{source} ({kind} part)", _sent(message))
         if parsed is not None:
-            parsed.warnings[:0] = warnings
-            parsed.fmt = f"email/{parsed.fmt}"
-            return _named(parsed, source)
-    found = ", ".join(dict.fromkeys(tried)) or "no text part"
-    raise SourceError(source, f"an e-mail, but no part of it is an arXiv listing or a Daily "
-                      f"Papers page (found: {found})",
-                      fix="forward the listing mail itself, or save the listing as a file")
+            return parsed
+    return None
+
+
+def _automatic(message: email.message.EmailMessage) -> str | None:
+    """Why this mail is a bounce or an automatic reply (RFC 3464, RFC 3834), if it is one."""
+    if message.get_content_type() == "multipart/report":
+        return "a delivery report (a bounce)"
+    sender = str(message.get("from", "")).lower()
+    if re.search(r"\b(?:mailer-daemon|postmaster)@", sender) or "mailer-daemon" in sender:
+        return "a bounce from the mail system"
+    submitted = str(message.get("auto-submitted", "")).strip().lower()
+    precedence = str(message.get("precedence", "")).strip().lower()
+    if submitted.startswith("auto-replied") or precedence == "auto_reply" or (
+            message.get("x-autoreply") or message.get("x-autorespond")):
+        return "an automatic reply (out of office or similar)"
+    return None
 
 
 def _bodies(message: email.message.EmailMessage, source: str,
             warnings: list[str]) -> Iterator[tuple[str, str]]:
     """(content type, decoded text) of the text parts: plain ones first, then HTML."""
-    parts = [p for p in message.walk() if p.get_content_maintype() == "text"]
+    parts = [p for p in message.walk() if p.get_content_maintype() == "text"
+             and not _is_attachment(p)]
     for wanted in ("plain", "html"):
         for part in parts:
             if part.get_content_subtype() == wanted:
                 text = _content(part, source, warnings)
                 yield f"text/{wanted}", html_to_text(text) if wanted == "html" else text
+
+
+def _is_attachment(part: email.message.EmailMessage) -> bool:
+    if part.get_content_maintype() in ("multipart", "message"):
+        return False
+    return (part.get_content_disposition() == "attachment" or bool(part.get_filename())
+            or part.get_content_type() not in ("text/plain", "text/html"))
+
+
+_LISTING_TYPES = {"application/json", "application/x-ndjson", "application/jsonl",
+                  "application/xml", "application/atom+xml", "application/rss+xml",
+                  "application/csv"}
+_LISTING_SUFFIXES = (".txt", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml", ".atom",
+                     ".rss", ".eml")
+
+
+def _attachments(message: email.message.EmailMessage) -> list[email.message.EmailMessage]:
+    """Attached parts that may be listing files (text, JSON, feeds; not images or PDFs)."""
+    return [part for part in message.walk() if _is_attachment(part) and (
+        part.get_content_maintype() == "text" or part.get_content_type() in _LISTING_TYPES
+        or (part.get_filename() or "").lower().endswith(_LISTING_SUFFIXES))]
+
+
+def _attachment(part: email.message.EmailMessage, source: str, warnings: list[str],
+                tried: list[str]) -> Parsed | None:
+    """The papers of an attached listing file, read in its own format; None if it has none."""
+    from . import parse_attachment  # the package's format registry, which imports this module
+
+    name = part.get_filename() or part.get_content_type()
+    tried.append(f"attachment {name}")
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes) or not payload.strip():
+        return None
+    try:
+        return parse_attachment(payload, f"{source} (attachment {name})",
+                                part.get_content_type(), part.get_filename() or "")
+    except SourceError as error:
+        warnings.append(str(error))
+        return None
 
 
 def _content(part: email.message.EmailMessage, source: str, warnings: list[str]) -> str:
@@ -128,13 +200,14 @@ def _content(part: email.message.EmailMessage, source: str, warnings: list[str])
 
 
 def _parse_body(text: str, label: str, sent: dt.date | None) -> Parsed | None:
-    if looks_like_arxiv_listing(text):
-        return parse_arxiv_listing(text, label)
-    if text.strip() and looks_like_daily_papers(text):
-        try:
-            return parse_daily_papers(text, label, date_hint=sent)
-        except SourceError:
-            return None
+    try:
+        if looks_like_arxiv_listing(text):
+            return screen(parse_arxiv_listing(text, label), label, kind="message")
+        if text.strip() and looks_like_daily_papers(text):
+            return screen(parse_daily_papers(text, label, date_hint=sent), label,
+                          kind="message")
+    except SourceError:
+        return None
     return None
 
 

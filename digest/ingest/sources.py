@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import SourceError
 from .base import MAX_SOURCE_BYTES
-from .fetch import Fetcher, is_url, redact
+from .fetch import Fetcher, amount, is_url, redact
 
 logger = logging.getLogger("digest.ingest")
 
@@ -39,24 +39,31 @@ class Raw:
 
 def expand(sources: Sequence[str]) -> Iterator[str]:
     """Files as given, directories walked recursively in sorted order, globs expanded."""
+    return (name for name, _ in expand_marked(sources))
+
+
+def expand_marked(sources: Sequence[str]) -> Iterator[tuple[str, bool]]:
+    """(name, found by walking a folder or a glob) for each source, in ``expand``'s order."""
     for source in sources:
         if source == "-" or is_url(source):
-            yield source
+            yield source, False
         elif Path(source).is_dir():
-            yield from _walk(Path(source))
+            yield from ((name, True) for name in _walk(Path(source)))
         elif glob.has_magic(source) and not Path(source).exists():
-            yield from _glob(source)
+            yield from ((name, name != source) for name in _glob(source))
         else:
-            yield source  # a missing file is reported when it is read
+            yield source, False  # a missing file is reported when it is read
 
 
-def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]) -> Raw:
+def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher],
+         max_bytes: int = MAX_SOURCE_BYTES) -> Raw:
+    """The source's data, refused when it is larger than ``max_bytes``."""
     if name == "-":
-        return Raw(STDIN, read_stdin(stdin))
+        return Raw(STDIN, read_stdin(stdin, max_bytes))
     if is_url(name):
-        fetched = fetcher().fetch(name)
+        fetched = fetcher().fetch(name, max_bytes=max_bytes)
         return Raw(redact(name), fetched.data, fetched.content_type, fetched.warning)
-    return Raw(name, _read_file(Path(name), name))
+    return Raw(name, _read_file(Path(name), name, max_bytes))
 
 
 def _walk(folder: Path) -> Iterator[str]:
@@ -85,13 +92,11 @@ def _glob(pattern: str) -> Iterator[str]:
         yield from (_walk(Path(match)) if Path(match).is_dir() else [match])
 
 
-def _read_file(path: Path, name: str) -> bytes:
+def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise SourceError(name, f"the file is {size / 2**20:.0f} MiB, more than the "
-                              f"{MAX_SOURCE_BYTES // 2**20} MiB a listing may be",
-                              fix="split it into smaller files")
+        if size > max_bytes:
+            raise too_big(name, f"the file is {amount(size)}, more", max_bytes)
         return path.read_bytes()
     except FileNotFoundError:
         problem = ("no file matches this pattern" if glob.has_magic(name)
@@ -104,13 +109,21 @@ def _read_file(path: Path, name: str) -> bytes:
                           fix="check the permissions") from None
 
 
-def read_stdin(stdin: StdinReader | None) -> bytes | str:
+def read_stdin(stdin: StdinReader | None, max_bytes: int = MAX_SOURCE_BYTES) -> bytes | str:
     if stdin is not None:
         data = stdin()
     else:
         buffer = getattr(sys.stdin, "buffer", None)
-        data = buffer.read(MAX_SOURCE_BYTES + 1) if buffer is not None else sys.stdin.read()
-    if len(data) > MAX_SOURCE_BYTES:
-        raise SourceError(STDIN, f"more than the {MAX_SOURCE_BYTES // 2**20} MiB a listing may be",
-                          fix="split it into smaller files")
+        data = buffer.read(max_bytes + 1) if buffer is not None else sys.stdin.read()
+    if len(data) > max_bytes:
+        raise too_big(STDIN, "the input is more", max_bytes)
     return data
+
+
+def too_big(name: str, what: str, max_bytes: int) -> SourceError:
+    return SourceError(name, f"{what} than the {amount(max_bytes)} a listing may be (or the "
+                       "run has left)", fix="split it into smaller files, or raise [limits] "
+                       "max_source_mb (per source) or max_input_mb (per run) in the config")
+
+
+

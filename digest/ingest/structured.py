@@ -8,16 +8,26 @@ title is an error that lists the field names it did find.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import SourceError
 from .base import Parsed, describe, where
 from .fields import TITLE_FIELDS, field_names, record_from_mapping
+from .limits import SETTING, current_record_cap
 
 CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
 _LISTED = 5  # positions named in a grouped warning
+
+
+# A paper is an object with a few lists and objects inside (authors, versions, links).
+_CONTAINERS_PER_RECORD = 100
+_DECODER = json.JSONDecoder(parse_int=lambda digits: _int(digits))
+_SPACE = re.compile(r"[ \t\r\n]*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def loads(text: str) -> Any:
@@ -34,6 +44,13 @@ def _int(digits: str) -> int | float:
 
 
 def parse_json(text: str, source: str) -> Parsed:
+    _check_containers(text, source)
+    start = len(text) - len(text.lstrip("\ufeff \t\r\n"))
+    if text.startswith("[", start):  # streamed: a million tiny records never sit in memory
+        rows = _array_items(text, start, source)
+        first = list(itertools.islice(rows, 20))
+        return records_from(itertools.chain(first, rows), source,
+                            _flavour([item for _, _, item in first], "json"))
     try:
         data = loads(text)
     except json.JSONDecodeError as exc:
@@ -45,24 +62,97 @@ def parse_json(text: str, source: str) -> Parsed:
                         source, _flavour(items, "json"))
 
 
-def parse_jsonl(text: str, source: str) -> Parsed:
-    rows: list[tuple[int, int | None, Any]] = []
-    bad: list[tuple[int, str]] = []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+def _check_containers(text: str, source: str) -> None:
+    """Refuse JSON with far more objects and lists than the record cap could use, before
+    Python builds them all (64 MiB of ``{},{},…`` is 21 million dicts, over 1.5 GB)."""
+    cap = current_record_cap()
+    if cap is None:
+        return
+    most = _CONTAINERS_PER_RECORD * cap
+    found = text.count("{") + text.count("[")  # an overcount (braces in strings): a bound
+    if found > most:
+        raise SourceError(source, f"holds about {found:,} JSON objects and lists, more than "
+                          f"{cap:,} records (the most a source may give) could use",
+                          fix=f"split the file, or raise {SETTING['max_records_per_source']} in "
+                              "the config")
+
+
+def _array_items(text: str, start: int, source: str) -> Iterator[tuple[int, int | None, Any]]:
+    """The elements of the top-level JSON array at ``text[start]``, decoded one at a time."""
+    end = _skip_space(text, start + 1)
+    if text.startswith("]", end):
+        return _check_tail(text, end + 1, source)
+    position = 0
+    while True:
+        position += 1
         try:
-            rows.append((len(rows) + len(bad) + 1, number, loads(line)))
+            item, end = _DECODER.raw_decode(text, end)
         except json.JSONDecodeError as exc:
-            bad.append((number, exc.msg))
-    if bad and not rows:
+            raise _json_error(text, source, exc) from None
+        except RecursionError:
+            raise _json_error(text, source, json.JSONDecodeError(
+                "the JSON is nested too deeply", text, end)) from None
+        yield position, None, item
+        end = _skip_space(text, end)
+        if text.startswith("]", end):
+            return _check_tail(text, end + 1, source)
+        if not text.startswith(",", end):
+            raise _json_error(text, source, json.JSONDecodeError(
+                "Expecting ',' delimiter", text, end))
+        end = _skip_space(text, end + 1)
+
+
+def _skip_space(text: str, index: int) -> int:
+    return _SPACE.match(text, index).end()  # type: ignore[union-attr]
+
+
+def _check_tail(text: str, index: int, source: str) -> None:
+    if text[index:].strip():
+        raise _json_error(text, source, json.JSONDecodeError("Extra data", text,
+                                                             _skip_space(text, index)))
+
+
+def parse_jsonl(text: str, source: str) -> Parsed:
+    _check_containers(text, source)
+    bad: list[tuple[int, str]] = []
+    lines = [0]  # how many lines were read, once the rows are consumed
+    rows = _json_lines(text, bad, lines)
+    head = list(itertools.islice(rows, 20))
+    if bad and not head:
         raise SourceError(source, f"no line is a JSON object ({bad[0][1]})", line=bad[0][0],
                           fix="each line must be one complete JSON object; "
                               "for a single document use --format json")
-    parsed = records_from(rows, source, _flavour([r[2] for r in rows[:20]], "jsonl"))
-    parsed.warnings += [_bad_line(source, number, msg, number == len(lines)) for number, msg in bad]
+    parsed = records_from(itertools.chain(head, rows), source,
+                          _flavour([r[2] for r in head], "jsonl"))
+    parsed.warnings += [_bad_line(source, number, msg, number == lines[0])
+                        for number, msg in bad]
     return parsed
+
+
+def _json_lines(text: str, bad: list[tuple[int, str]], lines: list[int]
+                ) -> Iterator[tuple[int, int | None, Any]]:
+    """(position, line, object) of each line that parses; the others go to ``bad``. Lines are
+    read one at a time (a list of 21 million short lines would take a gigabyte)."""
+    position = 0
+    for number, line in enumerate(_lines(text), start=1):
+        lines[0] = number
+        if not line.strip():
+            continue
+        position += 1
+        try:
+            yield position, number, loads(line)
+        except json.JSONDecodeError as exc:
+            bad.append((number, exc.msg))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.splitlines()`` (at \\n, \\r\\n or \\r), one line at a time."""
+    start = 0
+    for match in _NEWLINE.finditer(text):
+        yield text[start:match.start()]
+        start = match.end()
+    if start < len(text):
+        yield text[start:]
 
 
 def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: str) -> Parsed:
@@ -70,7 +160,12 @@ def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: 
     parsed = Parsed(fmt=fmt)
     not_objects, untitled, no_abstract = [], [], []
     seen_fields: set[str] = set()
+    cap, examined = current_record_cap(), 0
     for position, line, item in rows:
+        if cap is not None and examined >= cap:
+            parsed.left_out += 1  # counted, not made: the rest of the file is only scanned
+            continue
+        examined += 1
         if not isinstance(item, Mapping):
             not_objects.append(where(position, line))
             continue

@@ -1,0 +1,78 @@
+"""How much one run may read: records per source and per run, bytes, and time per download.
+
+The defaults are safe for an unattended weekly job (the README, "Limits", gives the
+reasons); a ``[limits]`` table in the config file raises or lowers them. Every cut is
+counted: the source's error says how many records were left out and which setting to raise.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    """Caps on the work of one ``load_sources`` call."""
+
+    max_records_per_source: int = 10_000
+    max_records_per_run: int = 20_000
+    max_source_bytes: int = 64 * MIB
+    max_input_bytes: int = 256 * MIB
+    fetch_deadline_s: float = 120.0
+
+
+# [limits] keys in the config file: key -> (field, unit multiplier, type)
+CONFIG_LIMITS: dict[str, tuple[str, int, type]] = {
+    "max_records_per_source": ("max_records_per_source", 1, int),
+    "max_records_per_run": ("max_records_per_run", 1, int),
+    "max_source_mb": ("max_source_bytes", MIB, int),
+    "max_input_mb": ("max_input_bytes", MIB, int),
+    "fetch_deadline": ("fetch_deadline_s", 1, float),
+}
+SETTING = {field: f"[limits] {key}" for key, (field, _, _) in CONFIG_LIMITS.items()}
+
+
+def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLimits:
+    """The limits from a loaded config (its ``limits`` table); defaults for what it omits."""
+    table = config.get("limits") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{origin}: 'limits' must be a table ([limits])")
+    unknown = sorted(set(table) - set(CONFIG_LIMITS))
+    if unknown:
+        raise ConfigError(f"{origin}: unknown [limits] keys {', '.join(unknown)}; known keys "
+                          f"are {', '.join(CONFIG_LIMITS)}")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        name, unit, kind = CONFIG_LIMITS[key]
+        if isinstance(value, bool) or not isinstance(value, kind if kind is int else (int, float)):
+            raise ConfigError(f"{origin}: [limits] {key} must be a {kind.__name__}")
+        if value <= 0:
+            raise ConfigError(f"{origin}: [limits] {key} must be more than 0")
+        values[name] = value * unit
+    return IngestLimits(**values)
+
+
+_RECORD_CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar("record_cap",
+                                                                         default=None)
+
+
+@contextmanager
+def record_cap(cap: int) -> Iterator[None]:
+    """Parsers that stream (JSON, JSON lines, CSV) make at most ``cap`` records meanwhile."""
+    token = _RECORD_CAP.set(cap)
+    try:
+        yield
+    finally:
+        _RECORD_CAP.reset(token)
+
+
+def current_record_cap() -> int | None:
+    return _RECORD_CAP.get()
