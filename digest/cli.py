@@ -31,7 +31,7 @@ from .history import history as store_history
 from .history import history_lines, status_lines
 from .history import status as store_status
 from .inbox import keep_in_inbox
-from .ingest import load_sources
+from .ingest import ingest_limits, load_sources
 from .ingest.sources import read_stdin
 from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
 from .mail import as_eml, build_message, send
@@ -267,7 +267,7 @@ def dedup(
         _require_sources(sources)
         settings = load_config(config)
         result = dedup_sources(sources or [], fmt=resolve("format", fmt, settings), strict=strict,
-                               report=run)
+                               report=run, limits=ingest_limits(settings))
         sys.stdout.write(explain_dedup(result, groups=explain))
 
 
@@ -293,7 +293,8 @@ def ingest(
         settings = load_config(config)
         data = read_stdin(None) if "-" in (sources or []) else b""
         ingested = load_sources(sources or [], fmt=resolve("format", fmt, settings),
-                                strict=strict, stdin=lambda: data)
+                                strict=strict, stdin=lambda: data,
+                                limits=ingest_limits(settings))
         run.errors += [str(error) for error in ingested.errors]
         if not ingested.records:
             raise SourceError(", ".join(sources or []), "no paper found in what was given",
@@ -485,7 +486,7 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
                    max_themes=resolve("max_themes", max_themes, settings, 10),
                    prompts_dir=Path(prompts_dir) if prompts_dir else None,
                    templates_dir=_templates_dir(templates, settings),
-                   sections=settings.get("themes", ()))
+                   sections=settings.get("themes", ()), limits=ingest_limits(settings))
 
 
 @contextmanager

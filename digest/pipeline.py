@@ -18,7 +18,7 @@ from .chunk import Budget, plan_batches
 from .dating import record_weeks
 from .dedup import DedupResult, deduplicate, known_names
 from .errors import SourceError
-from .ingest import load_sources
+from .ingest import IngestLimits, load_sources
 from .ingest.sources import StdinReader
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
@@ -53,6 +53,7 @@ class Options:
     templates_dir: Path | None = None
     sections: tuple[Section, ...] = ()  # fixed themes from the config file ([[themes]])
     theme_backend: ThemeBackend | None = None  # None: offline TF-IDF (--themes)
+    limits: IngestLimits = field(default_factory=IngestLimits)  # caps on what is read ([limits])
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     report.week = options.week
     start, end = parse_week(options.week)
 
-    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin)
+    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin,
+                            limits=options.limits)
     report.errors += [str(error) for error in ingested.errors]
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
@@ -115,11 +117,11 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
 
 
 def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
-                  report: RunReport | None = None,
-                  stdin: StdinReader | None = None) -> DedupResult:
+                  report: RunReport | None = None, stdin: StdinReader | None = None,
+                  limits: IngestLimits | None = None) -> DedupResult:
     """Ingest and deduplicate only (``digest dedup``); fills the report's first counts."""
     report = report if report is not None else RunReport()
-    ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin)
+    ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin, limits=limits)
     report.errors += [str(error) for error in ingested.errors]
     deduped = deduplicate(ingested.records)
     report.counts = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
@@ -143,7 +145,8 @@ def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *
                        today_week: str) -> list[str]:
     """The weeks the sources and the inbox hold records of (undated ones first seen now
     count for ``today_week``): what ``--catch-up`` chooses from."""
-    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict)
+    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict,
+                            limits=options.limits)
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
     if options.require_records and not records:
