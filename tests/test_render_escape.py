@@ -127,11 +127,26 @@ def test_markdown_links_only_http_urls_of_ingested_records():
 
 @pytest.mark.parametrize(("text", "escaped"), [
     ("# x", "\\# x"), ("> x", "\\> x"), ("- x", "\\- x"), ("+ x", "\\+ x"), ("1. x", "1\\. x"),
-    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b\\>"),
+    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b>"),
     ("x http://e.x", "x http\\://e.x"), ("Title ##", "Title \\#\\#"), ("`c`", "\\`c\\`"),
     ("&amp;", "\\&amp;"), ("a\u202eb\u2066c", "abc"), ("a\nb\t c", "a b c"),
 ])
 def test_escape_markdown_examples(text, escaped):
+    assert escape_markdown(text) == escaped
+
+
+@pytest.mark.parametrize(("text", "escaped"), [
+    ("Reward models & RLHF", "Reward models & RLHF"), ("pass@k and pass@1", "pass@k and pass@1"),
+    ("A*B search", "A*B search"), ("snake_case names", "snake_case names"),
+    ("a < b > c", "a < b > c"), ("~50% fewer", "~50% fewer"), ("We propose \\oni, a", "We propose oni, a"),
+    ("From r to Q^*: models", "From r to Q\u2217: models"), ("a \\mathcal{R} set", "a R set"),
+    # ... and where it would make markup, still a backslash
+    ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"), ("_a_", "\\_a\\_"),
+    ("~~a~~", "\\~\\~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
+    ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"),
+])
+def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
+    """Issue 14: "\\&" in every theme name, "pass\\@k", "\\\\oni" in the raw Markdown."""
     assert escape_markdown(text) == escaped
 
 
