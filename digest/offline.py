@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from digest.models import Paper
+from digest.models import CitedText, Paper, SummarySegment
 
 __all__ = ["paper_gist", "split_sentences", "theme_summary"]
 
@@ -452,24 +452,29 @@ def theme_summary(
     keywords: Sequence[str] = (),
     max_sentences: int = 3,
     max_chars: int = 700,
-) -> str:
-    """A short extractive paragraph about the theme as a whole."""
+) -> CitedText:
+    """A short extractive paragraph about the theme as a whole, each sentence citing the
+    paper it was taken from (``CitedText.segments``)."""
     candidates = _candidates(papers, max_chars)
     pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
     if not pool or max_sentences <= 0 or max_chars <= 0:
-        return ""
+        return CitedText(())
     centroid = _centroid(candidates, len(papers))
     kw_sets = [set(_tokens(k)) for k in keywords if _tokens(k)]
     relevance = [_summary_score(c, centroid, kw_sets) for c in pool]
     chosen = _select(pool, relevance, max_sentences, max_chars)
     if not chosen:  # not even one sentence fits: cut the best one
         best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
-        return _shorten(pool[best].text, max_chars)
+        return _cited([(_shorten(pool[best].text, max_chars), pool[best].paper)], papers)
     chosen.sort(key=lambda c: (c.role, c.paper, c.index))
     sentences = _attribute([c.text for c in chosen])
     while len(sentences) > 1 and len(" ".join(sentences)) > max_chars:
         sentences.pop()
-    return " ".join(sentences)
+    return _cited([(text, c.paper) for text, c in zip(sentences, chosen, strict=False)], papers)
+
+
+def _cited(pieces: Sequence[tuple[str, int]], papers: Sequence[Paper]) -> CitedText:
+    return CitedText([SummarySegment(text, (papers[index].id,)) for text, index in pieces])
 
 
 # "We propose X" is right inside an abstract but wrong in a summary of several papers:
