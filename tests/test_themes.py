@@ -13,10 +13,13 @@ from digest.cli import app
 from digest.config import load_config
 from digest.errors import ConfigError
 from digest.models import Paper, Sighting
+from digest.dedup import deduplicate
+from digest.ingest import load_sources
 from digest.themes import Section, group_papers, parse_sections
+from digest.themes._label import nameable, theme_title
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, SEEDS, SHARED_DATA
 
 MARKUP = re.compile(r"[<>\[\]()*_`#|\\]|https?:")
 
@@ -176,7 +179,7 @@ def test_config_sections_reach_the_issue(tmp_path: Path):
                                       "--backend", "offline", "--config", str(config)])
     assert result.exit_code == 0, result.output
     headings = [line for line in result.output.splitlines() if line.startswith("## ")]
-    assert headings[3] == "## Robot hands"
+    assert headings[2] == "## Robot hands"  # after the TL;DR and the contents
 
 
 def test_accented_words_are_folded_and_never_cut_into_pieces():
@@ -185,3 +188,30 @@ def test_accented_words_are_folded_and_never_cut_into_pieces():
     terms = tokenize("Scheduling café queues with naïve Größen and ℓ2 norms")
     assert {"cafe", "naive", "cafe queues", "norms"} <= set(terms)
     assert not {"caf", "na", "ve", "gr", "en", "en norms"} & set(terms)
+
+
+@pytest.mark.parametrize(("keywords", "title"), [
+    (["imitation learning", "io", "robot arms"], "Imitation learning & robot arms"),
+    (["improve student", "teacher models", "distillation"], "Teacher models & distillation"),
+    (["reasoning capabilities", "Advancing", "math"], "Reasoning capabilities & math"),
+    (["model agents", "enhancing performance", "tools"], "Model agents & tools"),
+    (["red teaming", "fine-tuned", "jailbreaks"], "Red teaming & jailbreaks"),
+    (["multi-agent", "AI", "coordination", "games"], "Coordination & games"),
+    (["objects", "vision-language", "grasping"], "Objects & grasping"),
+    (["generative AI", "based autonomous agents", "surveys"], "Generative AI & surveys"),
+    (["offline RL", "online", "reward function"], "Offline RL & reward function"),
+    (["DeepSeek-R1", "rule-based", "post-training"], "DeepSeek-R1 & post-training"),
+])
+def test_offline_theme_names_are_noun_phrases(keywords, title):
+    """Issue 14: "Imitation learning & io", "Improve student & teacher", "Reasoning capabilities
+    & Advancing", "Model agents & enhancing performance", "Red teaming & fine-tuned",
+    "Multi-agent & AI", "Objects & vision-language"."""
+    assert theme_title(keywords) == title
+
+
+def test_no_seed_or_arxiv_theme_name_is_a_fragment():
+    for source in (str(SEEDS), str(SHARED_DATA / "arxiv_metadata_sample.csv")):
+        papers = deduplicate(load_sources([source]).records).papers
+        titles = [theme.title for theme in group_papers(papers)]
+        parts = [part for title in titles for part in title.split(" & ")]
+        assert all(nameable(part) for part in parts), titles
