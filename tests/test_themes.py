@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from pathlib import Path
@@ -15,7 +16,7 @@ from digest.errors import ConfigError
 from digest.models import Paper, Sighting
 from digest.dedup import deduplicate
 from digest.ingest import load_sources
-from digest.themes import Section, group_papers, parse_sections
+from digest.themes import Section, assign_sections, group_papers, parse_sections
 from digest.themes._label import nameable, theme_title
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
 
@@ -215,3 +216,17 @@ def test_no_seed_or_arxiv_theme_name_is_a_fragment():
         titles = [theme.title for theme in group_papers(papers)]
         parts = [part for title in titles for part in title.split(" & ")]
         assert all(nameable(part) for part in parts), titles
+
+
+def test_a_fixed_section_no_paper_reaches_says_why_in_the_log(caplog):
+    """Issue 14, point 7: the section disappeared without a word, even with -v."""
+    papers = [Paper(id=f"p{i}", title=f"Robot grasping {i}", abstract="Robots grasp objects "
+                    "with two fingers and a camera.") for i in range(3)]
+    sections = [Section("Robots", ("robot", "grasping")),
+                Section("Bees", ("bee", "hive"), threshold=0.2)]
+    with caplog.at_level(logging.INFO, logger="digest"):
+        placed, _ = assign_sections(papers, sections)
+    assert list(placed) == [0, 0, 0]
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert lines == ["fixed section 'Bees' got no paper: the closest, 'Robot grasping 0', has "
+                     "similarity 0.000, which is below the threshold 0.2"]
