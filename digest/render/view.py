@@ -187,8 +187,11 @@ def tldr(issue: Issue, sections: Sequence[SectionView]) -> tuple[Highlight, ...]
 def theme_gloss(section: IssueSection, title: str) -> str:
     """"Decision-making, world environments and action, with EnvGen, AutoManual and JARVIS.":
     the theme's terms its title does not say already, and the names of its leading papers."""
+    from ..themes._label import nameable  # loaded by the themes stage already
+
     said = title.casefold()
-    terms = [k for k in section.theme.keywords if k.casefold() not in said][:TLDR_TERMS]
+    terms = [k for k in section.theme.keywords
+             if k.casefold() not in said and nameable(k)][:TLDR_TERMS]
     names = [short_name(p.title) for p in section.papers]
     named = [name for name in names if len(name) <= CITE_CHARS][:TLDR_NAMES]
     if not terms:

@@ -184,7 +184,8 @@ TITLE_VERBS = frozenset("""
 # Adjectives no ending gives away, which papers use as modifiers, never as a name.
 MODIFIERS = frozenset("""
     online offline random open deep large small low high free new novel robust efficient
-    general generalist multi single real cooperative finite infinite""".split())
+    general generalist multi single real cooperative finite infinite unseen unknown hidden given
+    known mobile spoken long short""".split())
 
 
 def nameable(term: str) -> bool:
