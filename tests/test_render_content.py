@@ -6,8 +6,8 @@ import json
 import os
 import re
 import stat
-from dataclasses import replace
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.errors import TemplateError
-from digest.outputs import publish
 from digest.models import CitedText, SummarySegment
 from digest.offline import theme_summary
+from digest.outputs import publish
 from digest.pipeline import compose_intro
 from digest.render import Renderer
 
@@ -148,7 +148,7 @@ def test_a_summary_cites_its_papers_and_each_mention_links_to_the_entry():
     markdown = renderer.markdown(cited_issue())
     assert ("Robots fold towels. ([Folding Towels with Two Arms](#paper-1-1)) And insert pegs by "
             "touch. ([Tactile Insertion](#paper-1-2)) Cheaply.") in markdown
-    assert '- <a id="paper-1-1"></a>**[Folding Towels with Two Arms]' in markdown
+    assert '- **<a id="paper-1-1"></a>[Folding Towels with Two Arms]' in markdown
     page = read_html(renderer.html(cited_issue()))
     ids = {e.attrs.get("id") for e in page.elements}
     cites = [(e.attrs["href"], e.text) for e in page.elements
@@ -183,12 +183,15 @@ def test_each_theme_has_its_title_summary_and_papers_with_link_authors_gist_and_
     assert [text for level, text in md_headings(markdown) if level == 2][2:] == [
         "Robot manipulation", "Tool agents", "Speech translation"]
     assert "## Tool agents\n\nAgents plan tool calls.\n\n" in markdown
-    assert ("- <a id=\"paper-2-1\"></a>**[Graph Planning for Tool Agents](<https://arxiv.org/abs/2611.00011>)** "
+    assert ('- **<a id="paper-2-1"></a>'
+            "[Graph Planning for Tool Agents](<https://arxiv.org/abs/2611.00011>)** "
             "*(Ada Lovelace and Alan Turing; in 2 listings)*: "
             "The gist of graph planning for tool agents.\n") in markdown
-    assert ("- <a id=\"paper-2-2\"></a>**[Verifying Function Calls](<https://arxiv.org/abs/2611.00012>)** "
+    assert ('- **<a id="paper-2-2"></a>'
+            "[Verifying Function Calls](<https://arxiv.org/abs/2611.00012>)** "
             "*(Grace Hopper, Edsger Dijkstra, Barbara Liskov et al.)*: ") in markdown
-    assert ("- <a id=\"paper-1-1\"></a>**[Folding Towels with Two Arms](<https://arxiv.org/abs/2611.00021>)**: "
+    assert ('- **<a id="paper-1-1"></a>'
+            "[Folding Towels with Two Arms](<https://arxiv.org/abs/2611.00021>)**: "
             "The gist") in markdown  # no authors, seen once: no parentheses
     assert markdown.count("listings)") == 2
 

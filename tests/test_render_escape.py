@@ -145,7 +145,8 @@ def test_escape_markdown_examples(text, escaped):
 @pytest.mark.parametrize(("text", "escaped"), [
     ("Reward models & RLHF", "Reward models & RLHF"), ("pass@k and pass@1", "pass@k and pass@1"),
     ("A*B search", "A*B search"), ("snake_case names", "snake_case names"),
-    ("a < b > c", "a < b > c"), ("~50% fewer", "~50% fewer"), ("We propose \\oni, a", "We propose oni, a"),
+    ("a < b > c", "a < b > c"), ("~50% fewer", "~50% fewer"),
+    ("We propose \\oni, a", "We propose oni, a"),
     ("From r to Q^*: models", "From r to Q\u2217: models"), ("a \\mathcal{R} set", "a R set"),
     # ... and where it would make markup, still a backslash
     ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"), ("_a_", "\\_a\\_"),

@@ -33,10 +33,10 @@ def test_every_seed_paper_appears_exactly_once_in_the_issue(seeds, tmp_path):
     assert result.exit_code == 0, result.output
     markdown = (tmp_path / "out" / "2026-W47.md").read_text(encoding="utf-8")
     titles = {p.title for p in deduplicate(load_sources([str(seeds)]).records).papers}
-    paper_lines = [line for line in markdown.splitlines() if line.startswith("- <a id=\"paper-")]
+    paper_lines = [line for line in markdown.splitlines() if line.startswith("- **")]
     assert len(paper_lines) == 179
     for title in titles:
-        occurrences = sum(f"**{escape_markdown(title)}**" in line for line in paper_lines)
+        occurrences = sum(f"></a>{escape_markdown(title)}**" in line for line in paper_lines)
         assert occurrences == 1, title
 
     counts = json.loads(report.read_text())["counts"]

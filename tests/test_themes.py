@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.config import load_config
-from digest.errors import ConfigError
-from digest.models import Paper, Sighting
 from digest.dedup import deduplicate
+from digest.errors import ConfigError
 from digest.ingest import load_sources
+from digest.models import Paper, Sighting
 from digest.themes import Section, assign_sections, group_papers, parse_sections
 from digest.themes._label import nameable, theme_title
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers

@@ -166,26 +166,32 @@ def _adjective(term: str) -> bool:
 
 
 # Gerunds that name a thing ("imitation learning", "red teaming"), unlike "enhancing X".
-NOUN_GERUNDS = frozenset("""
-    learning reasoning planning training teaming modeling modelling tuning understanding computing
-    processing grounding prompting scaling decoding sampling ranking steering editing driving
-    coding matching clustering forecasting captioning making reading writing mining hashing
-    pruning routing shaping imaging teaching tracking rendering filtering labeling labelling
-    embedding mapping caching pretraining finetuning play off answering tagging parsing testing
-    debugging programming grasping merging unlearning watermarking jailbreaking benchmarking
-    inpainting denoising sequencing""".split())
+_NOUN_GERUNDS = """
+    learning reasoning planning training teaming modeling modelling tuning understanding
+    computing processing grounding prompting scaling decoding sampling ranking steering
+    editing driving coding matching clustering forecasting captioning making reading writing
+    mining hashing pruning routing shaping imaging teaching tracking rendering filtering
+    labeling labelling embedding mapping caching pretraining finetuning play off answering
+    tagging parsing testing debugging programming grasping merging unlearning watermarking
+    jailbreaking benchmarking inpainting denoising sequencing
+    """
+NOUN_GERUNDS = frozenset(_NOUN_GERUNDS.split())
 # Verbs that open or close title fragments ("Improve student", "X & Advancing" is an -ing one).
-TITLE_VERBS = frozenset("""
-    improve improves enhance enhances advance advances boost boosts make makes scale scales unlock
-    unlocks rethink revisit bridge align aligns exploit leverage mitigate reduce reduces teach
-    generate evaluate towards toward beyond using use enable enables achieve solve understand
-    harness empower accelerate optimize optimise learn learns based driven near via across
-    under over without within beyond""".split())
+_TITLE_VERBS = """
+    improve improves enhance enhances advance advances boost boosts make makes scale scales
+    unlock unlocks rethink revisit bridge align aligns exploit leverage mitigate reduce
+    reduces teach generate evaluate towards toward beyond using use enable enables achieve
+    solve understand harness empower accelerate optimize optimise learn learns based driven
+    near via across under over without within beyond
+    """
+TITLE_VERBS = frozenset(_TITLE_VERBS.split())
 # Adjectives no ending gives away, which papers use as modifiers, never as a name.
-MODIFIERS = frozenset("""
+_MODIFIERS = """
     online offline random open deep large small low high free new novel robust efficient
-    general generalist multi single real cooperative finite infinite unseen unknown hidden given
-    known mobile spoken long short""".split())
+    general generalist multi single real cooperative finite infinite unseen unknown hidden
+    given known mobile spoken long short
+    """
+MODIFIERS = frozenset(_MODIFIERS.split())
 
 
 def nameable(term: str) -> bool:
