@@ -223,10 +223,18 @@ def test_a_fixed_section_no_paper_reaches_says_why_in_the_log(caplog):
     papers = [Paper(id=f"p{i}", title=f"Robot grasping {i}", abstract="Robots grasp objects "
                     "with two fingers and a camera.") for i in range(3)]
     sections = [Section("Robots", ("robot", "grasping")),
-                Section("Bees", ("bee", "hive"), threshold=0.2)]
+                Section("Bees", ("bee", "hive"), threshold=0.2),
+                Section("Cameras", ("camera", "lens"), threshold=0.9),
+                Section("Fingers", ("finger", "grasp", "object"), threshold=0.01)]
     with caplog.at_level(logging.INFO, logger="digest"):
         placed, _ = assign_sections(papers, sections)
     assert list(placed) == [0, 0, 0]
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
-    assert lines == ["fixed section 'Bees' got no paper: the closest, 'Robot grasping 0', has "
-                     "similarity 0.000, which is below the threshold 0.2"]
+    assert len(lines) == 3, lines
+    assert lines[0] == ("fixed section 'Bees' got no paper: no paper shares a term with it "
+                        "(threshold 0.2)")
+    assert re.fullmatch(r"fixed section 'Cameras' got no paper: the closest, 'Robot grasping 0', "
+                        r"has similarity 0\.\d+, which is below the threshold 0\.9", lines[1])
+    assert re.fullmatch(r"fixed section 'Fingers' got no paper: the closest, 'Robot grasping 0', "
+                        r"has similarity 0\.\d+, which reaches the threshold 0\.01 but is "
+                        r"closer to 'Robots'", lines[2])

@@ -109,7 +109,11 @@ def _log_empty_sections(papers: Sequence[Paper], sections: Sequence[Section],
             continue
         nearest = int(similarity[:, index].argmax())
         best = float(similarity[nearest, index])
-        if best >= section.threshold and best > 0:
+        if best <= 0:
+            logger.info("fixed section '%s' got no paper: no paper shares a term with it "
+                        "(threshold %g)", section.title, section.threshold)
+            continue
+        if best >= section.threshold:
             other = sections[int(similarity[nearest].argmax())].title
             why = f"reaches the threshold {section.threshold:g} but is closer to '{other}'"
         else:
