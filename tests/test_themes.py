@@ -238,3 +238,14 @@ def test_a_fixed_section_no_paper_reaches_says_why_in_the_log(caplog):
     assert re.fullmatch(r"fixed section 'Fingers' got no paper: the closest, 'Robot grasping 0', "
                         r"has similarity 0\.\d+, which reaches the threshold 0\.01 but is "
                         r"closer to 'Robots'", lines[2])
+
+
+def test_with_v_the_cli_says_why_a_fixed_section_is_missing(tmp_path: Path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[[themes]]\ntitle = "Protein folding"\nkeywords = ["protein", "amino acid"]\n',
+                      encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--backend", "offline", "--config", str(config), "-v"])
+    assert result.exit_code == 0, result.output
+    assert "fixed section 'Protein folding' got no paper" in result.stderr
+    assert "## Protein folding" not in result.stdout

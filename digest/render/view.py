@@ -190,10 +190,11 @@ def theme_gloss(section: IssueSection, title: str) -> str:
     from ..themes._label import nameable  # loaded by the themes stage already
 
     said = title.casefold()
-    terms = [k for k in section.theme.keywords
-             if k.casefold() not in said and nameable(k)][:TLDR_TERMS]
+    terms = [k for k in section.theme.keywords  # a lone "LLM" says nothing a title does not
+             if k.casefold() not in said and nameable(k) and (" " in k or len(k) > 4)]
     names = [short_name(p.title) for p in section.papers]
     named = [name for name in names if len(name) <= CITE_CHARS][:TLDR_NAMES]
+    terms = terms[:TLDR_TERMS]
     if not terms:
         return f"Papers such as {join_words(named)}." if named else names[0] if names else ""
     text = join_words(terms)
