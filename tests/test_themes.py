@@ -242,8 +242,8 @@ def test_a_fixed_section_no_paper_reaches_says_why_in_the_log(caplog):
 
 def test_with_v_the_cli_says_why_a_fixed_section_is_missing(tmp_path: Path):
     config = tmp_path / "digest.toml"
-    config.write_text('[[themes]]\ntitle = "Protein folding"\nkeywords = ["protein", "amino acid"]\n',
-                      encoding="utf-8")
+    config.write_text('[[themes]]\ntitle = "Protein folding"\n'
+                      'keywords = ["protein", "amino acid"]\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
                                       "--backend", "offline", "--config", str(config), "-v"])
     assert result.exit_code == 0, result.output
