@@ -84,17 +84,51 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class SummarySegment:
+    """A piece of a theme summary (one sentence, say) and the papers it comes from."""
+
+    text: str
+    paper_ids: tuple[str, ...] = ()
+
+
+class CitedText(str):
+    """Prose that knows which papers each of its pieces comes from.
+
+    It is the pieces joined by spaces, so wherever a ``str`` goes it reads as before;
+    ``segments`` keeps the pieces with their paper ids, for the renderer to cite.
+    """
+
+    segments: tuple[SummarySegment, ...]
+
+    def __new__(cls, segments: tuple[SummarySegment, ...] | list[SummarySegment]) -> CitedText:
+        text = super().__new__(cls, " ".join(s.text for s in segments))
+        text.segments = tuple(segments)
+        return text
+
+
+@dataclass(frozen=True)
 class ThemeSummary:
     """What the summarize stage says about one theme.
 
     ``offline`` is True when the text came from the offline summarizer, either
     because that is the backend or because the LLM's answer could not be used.
+    ``summary`` may be a ``CitedText`` (the offline summarizer's is; an LLM's cites
+    nothing yet). ``tldr`` is one line on what the theme is about, when a backend
+    wrote one; without it the renderer composes one from the theme's terms and papers.
     """
 
     summary: str
     gists: dict[str, str]
     offline: bool = False
     title: str | None = None
+    tldr: str | None = None
+
+    @property
+    def segments(self) -> tuple[SummarySegment, ...]:
+        """The summary in pieces with the papers each cites (one uncited piece for plain text)."""
+        if isinstance(self.summary, CitedText):
+            return self.summary.segments
+        return (SummarySegment(self.summary),) if self.summary else ()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from digest.models import Paper
+from digest.models import CitedText, Paper, SummarySegment
 
 __all__ = ["paper_gist", "split_sentences", "theme_summary"]
 
@@ -107,7 +107,7 @@ _MARKUP = re.compile(r"^(?:[#>]+|[-*+•]|\d{1,3}[.)])\s+")
 _LEAD_IN = re.compile(
     r"^(?:in this (?:paper|work|study|thesis|article|report|survey|chapter)(?=,| we\b)|"
     r"here(?:in)?|"
-    r"to this end|in response|in particular|specifically|concretely|however|moreover|"
+    r"to this end|in response|in particular|specifically|concretely|however|moreover|then|next|"
     r"furthermore|additionally|in addition|therefore|thus|hence|consequently|accordingly|"
     r"(?:to (?:help )?(?:address|tackle|overcome|bridge|fill|close|solve|mitigate|"
     r"alleviate|remedy|resolve|handle|answer)|motivated by|inspired by|building on)"
@@ -148,10 +148,30 @@ def _rewrite(sentence: str) -> str:
         if rest == text or not re.search(r"\w", rest):
             break
         text = rest
+    text = _standalone(text)
     first = text.split(" ", 1)[0]
     if first.islower() and first[:1].isalpha():
         text = text[0].upper() + text[1:]
     return text
+
+
+# "We then/hence/therefore propose" and "This framework …" point back at a sentence the reader
+# of a gist or summary never saw (issue 14): the adverb goes, the determiner becomes "The".
+_BACK_ADVERB = re.compile(
+    r"^(We|Our \w+)\s+(?:then|hence|therefore|thus|next|further|finally|subsequently|"
+    r"accordingly|consequently|additionally)\s+", re.IGNORECASE)
+_BACK_DETERMINER = re.compile(
+    r"^(?:This|These|Those|Such)\s+(?!(?:paper|work|thesis|study|article|survey|report|"
+    r"chapter)\b)(?=[\w-]+\s+\w)", re.IGNORECASE)
+# What still refers back after those rewrites: "It …", "They …", "This is …".
+REFERS_BACK = re.compile(
+    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that)\b"
+    r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)", re.IGNORECASE)
+
+
+def _standalone(text: str) -> str:
+    text = _BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
+    return _BACK_DETERMINER.sub("The ", text, count=1)
 
 
 def _shorten(text: str, max_chars: int) -> str:
@@ -236,8 +256,8 @@ def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
             logger.debug("no usable sentence in %s; using the first", paper.id)
             best = 0
         return _shorten(_rewrite(sentences[best]), max_chars)
-    logger.debug("empty abstract for %s; using the title", paper.id)
-    return _shorten(_clean(title) or paper.id.strip() or "Untitled paper", max_chars)
+    logger.debug("empty abstract for %s: no gist (the title is shown already)", paper.id)
+    return ""
 
 
 def _is_link(sentence: str) -> bool:
@@ -288,6 +308,8 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
         score -= 1.5
     if sentence.lower().startswith("however"):
         score -= 0.5
+    if REFERS_BACK.match(_standalone(sentence)):
+        score -= 2.0
     if len(_NUMBER.findall(sentence)) >= 2:
         score -= 1.0
     if len(sentence.split()) < 6:
@@ -430,24 +452,29 @@ def theme_summary(
     keywords: Sequence[str] = (),
     max_sentences: int = 3,
     max_chars: int = 700,
-) -> str:
-    """A short extractive paragraph about the theme as a whole."""
+) -> CitedText:
+    """A short extractive paragraph about the theme as a whole, each sentence citing the
+    paper it was taken from (``CitedText.segments``)."""
     candidates = _candidates(papers, max_chars)
     pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
     if not pool or max_sentences <= 0 or max_chars <= 0:
-        return ""
+        return CitedText(())
     centroid = _centroid(candidates, len(papers))
     kw_sets = [set(_tokens(k)) for k in keywords if _tokens(k)]
     relevance = [_summary_score(c, centroid, kw_sets) for c in pool]
     chosen = _select(pool, relevance, max_sentences, max_chars)
     if not chosen:  # not even one sentence fits: cut the best one
         best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
-        return _shorten(pool[best].text, max_chars)
+        return _cited([(_shorten(pool[best].text, max_chars), pool[best].paper)], papers)
     chosen.sort(key=lambda c: (c.role, c.paper, c.index))
     sentences = _attribute([c.text for c in chosen])
     while len(sentences) > 1 and len(" ".join(sentences)) > max_chars:
         sentences.pop()
-    return " ".join(sentences)
+    return _cited([(text, c.paper) for text, c in zip(sentences, chosen, strict=False)], papers)
+
+
+def _cited(pieces: Sequence[tuple[str, int]], papers: Sequence[Paper]) -> CitedText:
+    return CitedText([SummarySegment(text, (papers[index].id,)) for text, index in pieces])
 
 
 # "We propose X" is right inside an abstract but wrong in a summary of several papers:

@@ -44,6 +44,13 @@ HOSTILE = [
     "javascript:alert(1)",
     '"><svg onload=alert(1)>',
     "[ref]: http://evil.example/ref",
+    # what escapes only where it would make markup must still make none
+    "in*word*emph and in_word_under and a*b",
+    "single ~tilde~ and ~~double~~",
+    "&#x3C;b&#x3E; hex and & bare and AT&T;",
+    "pass@k and a.b@evil.example",
+    "<!-- comment --> and </p> and a < b",
+    "Q^* and \\oni and \\textbf{bold} left by LaTeX",
 ]
 EVIL_HOST = "evil.example"
 

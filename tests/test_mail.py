@@ -291,8 +291,8 @@ def test_email_after_the_newsletter_reuses_its_llm_answers(mail_env, tmp_path, m
     message = email.message_from_bytes(mail.stdout_bytes, policy=email.policy.default)
     text = message.get_body(("plain",)).get_content()
     issue = (out / "2026-W47.md").read_text(encoding="utf-8")
-    first_theme = next(line[4:line.index("](")] for line in issue.splitlines()
-                       if line.startswith("1. ["))  # the first entry of the contents
+    first_theme = next(line[6:line.index("](")] for line in issue.splitlines()
+                       if line.startswith("| 1. ["))  # the first row of the contents
     assert first_theme.replace("\\", "") in text
     assert "ToolWeaver" not in text  # W46 carried it: the mail leaves it out like the issue
     assert "## Rising themes" in issue and "Rising themes" in text  # --out: the same history

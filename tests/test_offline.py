@@ -40,7 +40,7 @@ def from_one_sentence(text: str, abstract: str) -> bool:
     where the abstract said "We propose X, our ...": those words are left out of the check.
     """
     own = words(ATTRIBUTION.sub("", text))
-    readings = [own]
+    readings = [own, own[1:]]  # "This framework …" may have become "The framework …"
     if ATTRIBUTION.match(text):
         readings.append(["our" if w == "its" else w for w in own])
     return any(is_subsequence(reading, words(s))
@@ -275,14 +275,48 @@ def test_gist_cuts_at_a_word_boundary_without_dangling_words() -> None:
 def test_gist_falls_back_to_first_sentence_then_title() -> None:
     only_links = "Code: https://github.com/a/b. Data at https://example.org/d."
     assert paper_gist(paper(only_links)) == "Code: https://github.com/a/b."
-    assert paper_gist(paper("", "  Tidy:\n Robust   Replanning ")) == "Tidy: Robust Replanning"
-    assert paper_gist(paper("", "")) == "p"
+    # No abstract: no gist, rather than the title a second time (issue 14).
+    assert paper_gist(paper("", "  Tidy:\n Robust   Replanning ")) == ""
+    assert paper_gist(paper("", "")) == ""
 
 
 def test_gist_is_a_single_line_without_trailing_whitespace() -> None:
     abstract = "We propose\na planner\r\nfor robots.\n\nIt works.   "
     gist = paper_gist(paper(abstract))
     assert gist == "We propose a planner for robots."
+
+
+REFERS_BACK = re.compile(
+    r"^(?:We|Our \w+) (?:then|hence|therefore|thus|next|further|finally)\b"
+    r"|^(?:Then|Hence|Therefore|Thus|Such|Those|It|They|Its|Their)\b"
+    r"|^(?:This|These)\b(?! (?:paper|work|thesis|study|article|survey|report)\b)")
+
+
+@pytest.mark.parametrize(("abstract", "expected"), [
+    ("Transfer across contexts is costly. We hence introduce MBTL, which layers on top of RL.",
+     "We introduce MBTL, which layers on top of RL."),
+    ("Agents ask too many questions. We then propose ClarifyRL, a recipe that rewards asking.",
+     "We propose ClarifyRL, a recipe that rewards asking."),
+    ("Thoughts collapse in agent training. This simple and scalable GTR framework trains "
+     "reasoning and action together.",
+     "The simple and scalable GTR framework trains reasoning and action together."),
+    ("Then, we propose a planner for household robots that replans.",
+     "We propose a planner for household robots that replans."),
+])
+def test_gist_stands_alone(abstract: str, expected: str) -> None:
+    """Issue 14: "We hence introduce…", "We then propose ClarifyRL…" began mid-thought."""
+    assert paper_gist(paper(abstract)) == expected
+
+
+def test_gist_prefers_a_sentence_that_does_not_point_back() -> None:
+    abstract = ("We study planning for household robots with scene graphs. It outperforms "
+                "every baseline on long tasks by a wide margin.")
+    assert paper_gist(paper(abstract)) == abstract.split(". ")[0] + "."
+
+
+def test_no_seed_gist_begins_mid_thought(seeds: Path) -> None:
+    gists = [paper_gist(p) for p in seed_papers()]
+    assert [g for g in gists if REFERS_BACK.search(g)] == []
 
 
 def test_gist_is_deterministic() -> None:
@@ -296,7 +330,8 @@ def test_gist_is_always_one_nonempty_line_within_budget(
     abstract: str, title: str, max_chars: int
 ) -> None:
     gist = paper_gist(Paper(id="x", title=title, abstract=abstract), max_chars=max_chars)
-    assert gist and gist == gist.strip()
+    assert gist == gist.strip()
+    assert bool(gist) == bool(re.search(r"\w", abstract))
     assert "\n" not in gist and "\r" not in gist
     assert len(gist) <= max_chars + 1
 

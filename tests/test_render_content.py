@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,10 @@ from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.errors import TemplateError
+from digest.models import CitedText, SummarySegment
+from digest.offline import theme_summary
 from digest.outputs import publish
+from digest.pipeline import compose_intro
 from digest.render import Renderer
 
 from .render_samples import (
@@ -78,20 +82,46 @@ def test_a_year_boundary_week_has_both_years_in_its_title():
 
 
 @pytest.mark.parametrize(("sizes", "bullets"), [
-    ([4], 3), ([2, 2], 4), ([3, 2, 1], 3), ([1, 1, 1, 1], 4), ([5, 4, 3, 2, 2, 1, 1], 5)])
-def test_tldr_has_three_to_five_bullets_across_themes(sizes, bullets):
-    markdown = Renderer().markdown(themes_issue(sizes))
+    ([4], 1), ([2, 2], 2), ([3, 2, 1], 3), ([1, 1, 1, 1], 4), ([5, 4, 3, 2, 2, 1, 1], 5)])
+def test_tldr_says_once_per_theme_what_it_is_about(sizes, bullets):
+    """Issue 14: the TL;DR was each theme's first gist, repeated below word for word, and one
+    theme was listed three times."""
+    issue = themes_issue(sizes)
+    markdown = Renderer().markdown(issue)
     items = md_list_items(markdown, "TL;DR")
-    assert len(items) == bullets
-    themes = [item.split(":")[0] for item in items]
-    assert set(themes) == {f"Theme {t}" for t in range(min(len(sizes), 5))}
-    assert all(re.fullmatch(r"Theme \d: Gist of Paper \d+\.", item) for item in items)
+    assert [item.split(":")[0] for item in items] == [f"Theme {t}" for t in range(bullets)]
+    gists = {g for s in issue.sections for g in s.summary.gists.values()}
+    assert not [item for item in items if any(gist in item for gist in gists)]
+    assert items[0].startswith("Theme 0: Topic0, with Paper 0")
+
+
+def test_tldr_takes_the_backends_line_when_there_is_one():
+    issue = themes_issue([2, 1])
+    first = replace(issue.sections[0], summary=replace(issue.sections[0].summary,
+                                                       tldr="Agents that *plan* [x](y)."))
+    issue = replace(issue, sections=(first, *issue.sections[1:]))
+    markdown = Renderer().markdown(issue)
+    assert md_list_items(markdown, "TL;DR")[0] == "Theme 0: Agents that *plan* [x](y)."
+
+
+def test_counts_come_once_then_the_contents():
+    """Issue 14: the intro, the contents and the chart gave the same counts three times."""
+    issue = themes_issue([3, 2, 1])
+    issue = replace(issue, intro=compose_intro(issue.sections))  # the pipeline's offline intro
+    markdown = Renderer().markdown(issue)
+    assert markdown.count("(3)") + markdown.count("| 3 |") == 1, markdown
+    assert "6 papers in 3 themes." in markdown
+    assert "This week brings" not in markdown
+    text = Renderer().text(issue)
+    assert "This week brings" not in text and "6 papers in 3 themes." in text
 
 
 def test_contents_lists_every_theme_with_a_link_to_its_heading():
     issue = themes_issue([3, 2, 1])
     markdown = Renderer().markdown(issue)
-    assert md_list_items(markdown, "Contents") == ["Theme 0 (3)", "Theme 1 (2)", "Theme 2 (1)"]
+    rows = [inline_text(t) for t in md_tokens(markdown) if t.type == "inline"
+            and t.content.startswith(("1. [", "2. [", "3. ["))]
+    assert rows == ["1. Theme 0", "2. Theme 1", "3. Theme 2"]
     page = read_html(Renderer().html(issue))
     ids = {e.attrs["id"] for e in page.elements if e.tag == "h2" and "id" in e.attrs}
     toc = [e.attrs["href"] for e in page.elements if e.tag == "a"]
@@ -99,19 +129,69 @@ def test_contents_lists_every_theme_with_a_link_to_its_heading():
     assert {href.lstrip("#") for href in toc} == ids  # TL;DR and contents point at headings
 
 
+# --- citations ---------------------------------------------------------------------------------
+
+def cited_issue():
+    issue = plain_issue()
+    robots = issue.sections[0]
+    towels, insertion = robots.papers[0], robots.papers[1]
+    summary = CitedText([SummarySegment("Robots fold towels.", (towels.id,)),
+                         SummarySegment("And insert pegs by touch.", (insertion.id, "elsewhere")),
+                         SummarySegment("Cheaply.")])
+    cited = replace(robots, summary=replace(robots.summary, summary=summary))
+    return replace(issue, sections=(cited, *issue.sections[1:]))
+
+
+def test_a_summary_cites_its_papers_and_each_mention_links_to_the_entry():
+    """Issue 14, point 3: a reader can jump from any claim to its paper, in every format."""
+    renderer = Renderer()
+    markdown = renderer.markdown(cited_issue())
+    assert ("Robots fold towels. ([Folding Towels with Two Arms](#paper-1-1)) And insert pegs by "
+            "touch. ([Tactile Insertion](#paper-1-2)) Cheaply.") in markdown
+    assert '- **<a id="paper-1-1"></a>[Folding Towels with Two Arms]' in markdown
+    page = read_html(renderer.html(cited_issue()))
+    ids = {e.attrs.get("id") for e in page.elements}
+    cites = [(e.attrs["href"], e.text) for e in page.elements
+             if e.tag == "a" and str(e.attrs["href"]).startswith("#paper-")]
+    assert cites == [("#paper-1-1", "Folding Towels with Two Arms"),
+                     ("#paper-1-2", "Tactile Insertion")]
+    assert {"paper-1-1", "paper-1-2", "paper-3-1"} <= ids
+    text = " ".join(renderer.text(cited_issue()).split())
+    assert ("Robots fold towels. (Folding Towels with Two Arms [1.1]) And insert pegs by touch. "
+            "(Tactile Insertion [1.2]) Cheaply.") in text
+    assert "* [1.2] Tactile Insertion" in text
+
+
+def test_the_offline_summary_cites_the_papers_its_sentences_come_from():
+    papers = [paper(1, "Fold: Towel Folding"), paper(2, "Touch: Tactile Insertion")]
+    papers = [replace(papers[0], abstract="We propose Fold, a robot policy that folds towels "
+                      "with two arms and a camera."),
+              replace(papers[1], abstract="We propose Touch, a robot policy that inserts pegs "
+                      "with tactile sensing and two arms.")]
+    summary = theme_summary(papers, keywords=["robot"])
+    assert isinstance(summary, CitedText)
+    assert [s.paper_ids for s in summary.segments] == [("2611.00001",), ("2611.00002",)]
+    issue = make_issue([SectionSpec("Robots", summary, papers)])
+    markdown = Renderer().markdown(issue)
+    assert "([Fold](#paper-1-1))" in markdown and "([Touch](#paper-1-2))" in markdown
+
+
 # --- themes and papers --------------------------------------------------------------------------
 
 def test_each_theme_has_its_title_summary_and_papers_with_link_authors_gist_and_sightings():
     markdown = Renderer().markdown(plain_issue())
-    assert [text for level, text in md_headings(markdown) if level == 2][3:] == [
+    assert [text for level, text in md_headings(markdown) if level == 2][2:] == [
         "Robot manipulation", "Tool agents", "Speech translation"]
     assert "## Tool agents\n\nAgents plan tool calls.\n\n" in markdown
-    assert ("- **[Graph Planning for Tool Agents](<https://arxiv.org/abs/2611.00011>)** "
+    assert ('- **<a id="paper-2-1"></a>'
+            "[Graph Planning for Tool Agents](<https://arxiv.org/abs/2611.00011>)** "
             "*(Ada Lovelace and Alan Turing; in 2 listings)*: "
             "The gist of graph planning for tool agents.\n") in markdown
-    assert ("- **[Verifying Function Calls](<https://arxiv.org/abs/2611.00012>)** "
+    assert ('- **<a id="paper-2-2"></a>'
+            "[Verifying Function Calls](<https://arxiv.org/abs/2611.00012>)** "
             "*(Grace Hopper, Edsger Dijkstra, Barbara Liskov et al.)*: ") in markdown
-    assert ("- **[Folding Towels with Two Arms](<https://arxiv.org/abs/2611.00021>)**: "
+    assert ('- **<a id="paper-1-1"></a>'
+            "[Folding Towels with Two Arms](<https://arxiv.org/abs/2611.00021>)**: "
             "The gist") in markdown  # no authors, seen once: no parentheses
     assert markdown.count("listings)") == 2
 
@@ -120,11 +200,11 @@ def test_html_and_text_carry_the_same_papers_links_and_sightings():
     issue = plain_issue()
     page = read_html(Renderer().html(issue))
     text = Renderer().text(issue)
-    for section in issue.sections:
-        for p in section.papers:
+    for number, section in enumerate(issue.sections, start=1):
+        for place, p in enumerate(section.papers, start=1):
             link = [e for e in page.elements if e.tag == "a" and e.attrs["href"] == p.url]
             assert [e.text for e in link] == [p.title]
-            assert f"  * {p.title}\n" in text and f"    {p.url}\n" in text
+            assert f"  * [{number}.{place}] {p.title}\n" in text and f"    {p.url}\n" in text
     assert "(Ada Lovelace and Alan Turing; in 2 listings)" in "".join(page.text)
     assert "    Ada Lovelace and Alan Turing; in 2 listings\n" in text
     assert "    in 3 listings\n" in text
@@ -142,10 +222,10 @@ def test_chart_is_inline_svg_in_html_with_bars_in_proportion():
 def test_chart_is_a_table_in_markdown_and_text_lines_in_plain_text():
     issue = themes_issue([4, 2, 1])
     markdown = Renderer().markdown(issue)
-    assert "| Theme 0 | 4 | `████████████████████` 57% |" in markdown
-    assert "| Theme 2 | 1 | `█████` 14% |" in markdown
+    assert "| 1. [Theme 0](#theme-0) | 4 | `████████████████████` 57% |" in markdown
+    assert "| 3. [Theme 2](#theme-2) | 1 | `█████` 14% |" in markdown
     text = Renderer().text(issue)
-    assert "  Theme 0  ████████████████████ 4\n  Theme 1  ██████████ 2\n" in text
+    assert "  1. Theme 0  ████████████████████ 4\n  2. Theme 1  ██████████ 2\n" in text, text
 
 
 # --- rising themes --------------------------------------------------------------------------------

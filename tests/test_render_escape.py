@@ -29,8 +29,9 @@ from .render_samples import (
 )
 
 URL = "https://arxiv.org/abs/2611.00001"
-FORBIDDEN_MD = {"image", "html_inline", "html_block", "blockquote_open", "code_block", "fence",
-                "s_open"}
+FORBIDDEN_MD = {"image", "html_block", "blockquote_open", "code_block", "fence", "s_open"}
+# The one piece of HTML in the Markdown: digest's anchor on a paper entry, for citations.
+OWN_ANCHOR = re.compile(r'<a id="paper-\d+-\d+">|</a>')
 HTML_TAGS = {"html", "head", "meta", "link", "title", "style", "body", "div", "h1", "h2", "p",
              "ul", "ol", "li", "a", "strong", "em", "span", "br", "wbr", "hr", "svg", "text",
              "rect"}
@@ -53,22 +54,27 @@ def test_markdown_shows_hostile_text_as_typed_and_nothing_more(text):
     tokens = md_tokens(markdown)
     shown = clean_text(text)
     assert not FORBIDDEN_MD & {t.type for t in tokens}, markdown
+    assert only_own_html(tokens), markdown
     assert only_bars_in_code(tokens)
     assert md_headings(markdown) == [
         (1, "Research digest, 2026-W47 (16–22 November 2026)"), (2, "TL;DR"), (2, "Contents"),
-        (2, "The week in one picture"), (2, shown)]
+        (2, shown)]
     links = [t.attrs["href"] for t in tokens if t.type == "link_open"]
-    assert links == ["#" + anchor_of(markdown), URL], markdown
+    assert links == ["#" + anchor_of(markdown)] * 2 + [URL], markdown  # TL;DR, contents, paper
     paragraphs = [inline_text(tokens[i + 1]) for i, t in enumerate(tokens)
                   if t.type == "paragraph_open"]
-    assert paragraphs[0] == shown  # the intro, a paragraph at the start of a line
+    assert paragraphs[1] == shown  # the intro, a paragraph at the start of a line
     assert shown in paragraphs  # the theme summary, also at the start of a line
     items = [t for t in tokens if t.type == "list_item_open"]
-    assert len(items) == 3  # one TL;DR bullet, one contents entry, one paper
+    assert len(items) == 2  # one TL;DR bullet, one paper (the contents are the table)
     assert sum(t.type == "table_open" for t in tokens) == 1
     assert all(len(row) == 3 for row in table_rows(tokens)), markdown
     assert sum(t.type == "hr" for t in tokens) == 1  # the footer's rule
     assert not RAW_URL.search(markdown.replace(f"(<{URL}>)", "")), markdown
+
+
+def only_own_html(tokens) -> bool:
+    return all(OWN_ANCHOR.fullmatch(t.content) for t in tokens if t.type == "html_inline")
 
 
 def only_bars_in_code(tokens) -> bool:
@@ -97,6 +103,7 @@ def test_markdown_paper_lines_read_back_as_title_authors_and_gist():
     markdown = Renderer().markdown(issue)
     tokens = md_tokens(markdown)
     assert not FORBIDDEN_MD & {t.type for t in tokens}
+    assert only_own_html(tokens)
     assert only_bars_in_code(tokens)
     links = {t.attrs["href"] for t in tokens if t.type == "link_open"}
     assert {link for link in links if not str(link).startswith("#")} == urls
@@ -122,16 +129,32 @@ def test_markdown_links_only_http_urls_of_ingested_records():
     tokens = md_tokens(Renderer().markdown(issue))
     hrefs = [str(t.attrs["href"]) for t in tokens if t.type == "link_open"]
     assert {h for h in hrefs if not h.startswith("#")} == urls
-    assert len(hrefs) == len(urls) + len(issue.sections)  # the papers, the contents
+    assert len(hrefs) == len(urls) + 2 * len(issue.sections)  # the papers, TL;DR, contents
 
 
 @pytest.mark.parametrize(("text", "escaped"), [
     ("# x", "\\# x"), ("> x", "\\> x"), ("- x", "\\- x"), ("+ x", "\\+ x"), ("1. x", "1\\. x"),
-    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b\\>"),
+    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b>"),
     ("x http://e.x", "x http\\://e.x"), ("Title ##", "Title \\#\\#"), ("`c`", "\\`c\\`"),
     ("&amp;", "\\&amp;"), ("a\u202eb\u2066c", "abc"), ("a\nb\t c", "a b c"),
 ])
 def test_escape_markdown_examples(text, escaped):
+    assert escape_markdown(text) == escaped
+
+
+@pytest.mark.parametrize(("text", "escaped"), [
+    ("Reward models & RLHF", "Reward models & RLHF"), ("pass@k and pass@1", "pass@k and pass@1"),
+    ("A*B search", "A*B search"), ("snake_case names", "snake_case names"),
+    ("a < b > c", "a < b > c"), ("~50% fewer", "~50% fewer"),
+    ("We propose \\oni, a", "We propose oni, a"),
+    ("From r to Q^*: models", "From r to Q\u2217: models"), ("a \\mathcal{R} set", "a R set"),
+    # ... and where it would make markup, still a backslash
+    ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"), ("_a_", "\\_a\\_"),
+    ("~~a~~", "\\~\\~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
+    ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"),
+])
+def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
+    """Issue 14: "\\&" in every theme name, "pass\\@k", "\\\\oni" in the raw Markdown."""
     assert escape_markdown(text) == escaped
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from pathlib import Path
@@ -11,12 +12,15 @@ from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.config import load_config
+from digest.dedup import deduplicate
 from digest.errors import ConfigError
+from digest.ingest import load_sources
 from digest.models import Paper, Sighting
-from digest.themes import Section, group_papers, parse_sections
+from digest.themes import Section, assign_sections, group_papers, parse_sections
+from digest.themes._label import nameable, theme_title
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, SEEDS, SHARED_DATA
 
 MARKUP = re.compile(r"[<>\[\]()*_`#|\\]|https?:")
 
@@ -176,7 +180,7 @@ def test_config_sections_reach_the_issue(tmp_path: Path):
                                       "--backend", "offline", "--config", str(config)])
     assert result.exit_code == 0, result.output
     headings = [line for line in result.output.splitlines() if line.startswith("## ")]
-    assert headings[3] == "## Robot hands"
+    assert headings[2] == "## Robot hands"  # after the TL;DR and the contents
 
 
 def test_accented_words_are_folded_and_never_cut_into_pieces():
@@ -185,3 +189,63 @@ def test_accented_words_are_folded_and_never_cut_into_pieces():
     terms = tokenize("Scheduling café queues with naïve Größen and ℓ2 norms")
     assert {"cafe", "naive", "cafe queues", "norms"} <= set(terms)
     assert not {"caf", "na", "ve", "gr", "en", "en norms"} & set(terms)
+
+
+@pytest.mark.parametrize(("keywords", "title"), [
+    (["imitation learning", "io", "robot arms"], "Imitation learning & robot arms"),
+    (["improve student", "teacher models", "distillation"], "Teacher models & distillation"),
+    (["reasoning capabilities", "Advancing", "math"], "Reasoning capabilities & math"),
+    (["model agents", "enhancing performance", "tools"], "Model agents & tools"),
+    (["red teaming", "fine-tuned", "jailbreaks"], "Red teaming & jailbreaks"),
+    (["multi-agent", "AI", "coordination", "games"], "Coordination & games"),
+    (["objects", "vision-language", "grasping"], "Objects & grasping"),
+    (["generative AI", "based autonomous agents", "surveys"], "Generative AI & surveys"),
+    (["offline RL", "online", "reward function"], "Offline RL & reward function"),
+    (["DeepSeek-R1", "rule-based", "post-training"], "DeepSeek-R1 & post-training"),
+])
+def test_offline_theme_names_are_noun_phrases(keywords, title):
+    """Issue 14: "Imitation learning & io", "Improve student & teacher", "Reasoning capabilities
+    & Advancing", "Model agents & enhancing performance", "Red teaming & fine-tuned",
+    "Multi-agent & AI", "Objects & vision-language"."""
+    assert theme_title(keywords) == title
+
+
+def test_no_seed_or_arxiv_theme_name_is_a_fragment():
+    for source in (str(SEEDS), str(SHARED_DATA / "arxiv_metadata_sample.csv")):
+        papers = deduplicate(load_sources([source]).records).papers
+        titles = [theme.title for theme in group_papers(papers)]
+        parts = [part for title in titles for part in title.split(" & ")]
+        assert all(nameable(part) for part in parts), titles
+
+
+def test_a_fixed_section_no_paper_reaches_says_why_in_the_log(caplog):
+    """Issue 14, point 7: the section disappeared without a word, even with -v."""
+    papers = [Paper(id=f"p{i}", title=f"Robot grasping {i}", abstract="Robots grasp objects "
+                    "with two fingers and a camera.") for i in range(3)]
+    sections = [Section("Robots", ("robot", "grasping")),
+                Section("Bees", ("bee", "hive"), threshold=0.2),
+                Section("Cameras", ("camera", "lens"), threshold=0.9),
+                Section("Fingers", ("finger", "grasp", "object"), threshold=0.01)]
+    with caplog.at_level(logging.INFO, logger="digest"):
+        placed, _ = assign_sections(papers, sections)
+    assert list(placed) == [0, 0, 0]
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert len(lines) == 3, lines
+    assert lines[0] == ("fixed section 'Bees' got no paper: no paper shares a term with it "
+                        "(threshold 0.2)")
+    assert re.fullmatch(r"fixed section 'Cameras' got no paper: the closest, 'Robot grasping 0', "
+                        r"has similarity 0\.\d+, which is below the threshold 0\.9", lines[1])
+    assert re.fullmatch(r"fixed section 'Fingers' got no paper: the closest, 'Robot grasping 0', "
+                        r"has similarity 0\.\d+, which reaches the threshold 0\.01 but is "
+                        r"closer to 'Robots'", lines[2])
+
+
+def test_with_v_the_cli_says_why_a_fixed_section_is_missing(tmp_path: Path):
+    config = tmp_path / "digest.toml"
+    config.write_text('[[themes]]\ntitle = "Protein folding"\n'
+                      'keywords = ["protein", "amino acid"]\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--backend", "offline", "--config", str(config), "-v"])
+    assert result.exit_code == 0, result.output
+    assert "fixed section 'Protein folding' got no paper" in result.stderr
+    assert "## Protein folding" not in result.stdout

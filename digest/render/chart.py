@@ -12,7 +12,7 @@ SVG_WIDTH = 400  # viewBox width; the SVG scales down to a phone's width
 SVG_BAR_MAX = 330  # leaves room for the count after the longest bar
 SVG_ROW = 44  # label line + bar
 SVG_LABEL = 50  # characters of a theme title above its bar
-TEXT_LABEL = 34  # characters of a theme title in the plain-text chart
+TEXT_LABEL = 40  # characters of a theme title in the plain-text contents (with its bar: 72 columns)
 
 
 @dataclass(frozen=True)

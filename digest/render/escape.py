@@ -23,31 +23,58 @@ from markupsafe import Markup, escape
 # and what no UTF-8 or XML file may hold: lone surrogates (say from a model's JSON) and U+FFFE/F.
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
-# Characters with inline meaning in CommonMark/GFM (emphasis, code, links, HTML,
-# tables, strike-through, math on GitHub); a backslash makes each literal.
-_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&$])")
+# Characters that always have inline meaning in CommonMark/GFM (code, links, tables, math
+# on GitHub); a backslash makes each literal. The others are escaped only where they would
+# make markup: see ``_CONTEXT``.
+_MD_ALWAYS = re.compile(r"([\\`\[\]|$])")
+# "*" unless a lone one inside a word ("A*B": it can both open and close, so CommonMark's rule
+# of three keeps it from pairing with the template's "**"); "_" unless inside a word (never
+# emphasis there); "~" when there are two (strike-through); "<" before a tag or autolink;
+# "&" before an entity. An "@" needs one only in what GFM autolinks: see ``_AUTOLINK``.
+_CONTEXT = re.compile(r"\*|(?<![^\W_])_|_(?![^\W_])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
 # A heading's closing sequence ("## Title ##") would be dropped from the title.
 _TRAILING_HASHES = re.compile(r"#+$")
 # GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
-_AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=\w)@(?=\w)")
+_AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+# LaTeX left in a title or abstract: "\oni" (a paper's own macro) becomes "oni", "\mathcal{R}"
+# becomes "R"; "Q^*" becomes "Q∗" (the asterisk operator: a star that is never emphasis).
+_LATEX_MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\{([^{}\\]*)\})?")
+_LATEX_STAR = re.compile(r"\^\{?\*\}?")
 
 
 def clean_text(text: object) -> str:
-    """One line of text: whitespace collapsed, control and bidi-override characters removed."""
-    return _INVISIBLE.sub("", " ".join(str(text).split()))
+    """One line of text: whitespace collapsed, control and bidi-override characters removed,
+    LaTeX macros turned into words."""
+    text = _INVISIBLE.sub("", " ".join(str(text).split()))
+    if "\\" in text or "^" in text:
+        text = _LATEX_STAR.sub("\u2217", _LATEX_MACRO.sub(lambda m: m[2] or m[1], text))
+    return text
 
 
 def escape_markdown(text: object) -> str:
-    """Plain text that Markdown shows as typed: one line, nothing that makes markup or links."""
-    text = _MD_INLINE.sub(r"\\\1", clean_text(text))
+    """Plain text that Markdown shows as typed: one line, nothing that makes markup or links,
+    and a backslash only where a character would otherwise make markup at its position."""
+    text = _MD_ALWAYS.sub(r"\\\1", clean_text(text))
+    lone_star = text.count("*") == 1
+    text = _CONTEXT.sub(lambda m: m[0] if _harmless(m, lone_star) else "\\" + m[0], text)
+    if text.count("~") > 1:
+        text = text.replace("~", "\\~")
     text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
     text = _TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
     return _BLOCK_START.sub(r"\\\1", text)
+
+
+def _harmless(match: re.Match[str], lone_star: bool) -> bool:
+    """A lone "*" between two letters or digits needs no backslash."""
+    if match[0] != "*" or not lone_star:
+        return False
+    text, at = match.string, match.start()
+    return 0 < at < len(text) - 1 and text[at - 1].isalnum() and text[at + 1].isalnum()
 
 
 def plain_text(text: object) -> str:

@@ -16,8 +16,10 @@ from .chart import Chart, bar_chart, shorten
 from .escape import clean_text, github_slug, safe_url
 from .rising import PastIssue, PastTheme, Rising, rising_themes
 
-TLDR_MIN, TLDR_MAX = 3, 5
-TLDR_GIST = 180  # characters of a gist in the TL;DR
+TLDR_MAX = 5  # themes in the TL;DR, largest first
+TLDR_CHARS = 200  # characters of a theme's TL;DR line
+TLDR_TERMS, TLDR_NAMES = 3, 3  # terms and paper names an offline TL;DR line mentions
+CITE_CHARS = 40  # characters of a paper's name in a citation
 AUTHORS_SHOWN = 3
 
 
@@ -32,6 +34,30 @@ class PaperView:
     authors: str
     seen: int
     gist: str
+    anchor: Trusted = Trusted("")  # the id of its entry, which citations link to
+    ref: str = ""  # "2.3": its section and place, how plain text cites it
+
+
+@dataclass(frozen=True)
+class Cite:
+    """A mention of a paper in a summary: its short name and where its entry is."""
+
+    label: str
+    anchor: Trusted
+    ref: str
+
+    @property
+    def plain(self) -> str:
+        """How plain text cites it: "EnvGen [1.3]"."""
+        return f"{self.label} [{self.ref}]"
+
+
+@dataclass(frozen=True)
+class SummaryPart:
+    """A piece of a theme summary and the papers it cites."""
+
+    text: str
+    cites: tuple[Cite, ...]
 
 
 @dataclass(frozen=True)
@@ -42,11 +68,12 @@ class SectionView:
     summary: str
     offline_note: bool
     papers: tuple[PaperView, ...]
+    summary_parts: tuple[SummaryPart, ...] = ()
 
 
 @dataclass(frozen=True)
 class Highlight:
-    """One TL;DR bullet: a theme and the gist of one of its papers."""
+    """One TL;DR bullet: a theme and what it is about."""
 
     theme: str
     anchor: Trusted
@@ -60,6 +87,7 @@ class IssueView:
     dates: str
     title: str
     intro: str
+    counts: str
     empty_reason: str
     tldr: tuple[Highlight, ...]
     sections: tuple[SectionView, ...]
@@ -80,7 +108,8 @@ def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
     chart = bar_chart([(s.title, len(s.papers)) for s in sections])
     return IssueView(
         week=issue.week, dates=dates, title=f"Research digest, {issue.week} ({dates})",
-        intro=issue.intro, empty_reason=empty_reason(issue.stats), tldr=tldr(sections),
+        intro=own_intro(issue), counts=counts_line(issue),
+        empty_reason=empty_reason(issue.stats), tldr=tldr(issue, sections),
         sections=sections, chart=chart, chart_text=tuple(map(Trusted, chart.text_lines())),
         rising=rising_themes(issue.week, past_themes(issue), history), stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
@@ -93,23 +122,46 @@ def section_views(issue: Issue) -> tuple[SectionView, ...]:
     for number, section in enumerate(issue.sections, start=1):
         title = section_title(section)
         anchor = github_slug(clean_text(title), taken, fallback=f"theme-{number}")
+        papers = tuple(paper_view(p, section.summary.gists.get(p.id, ""), f"{number}.{place}")
+                       for place, p in enumerate(section.papers, start=1))
         views.append(SectionView(
             number=number, title=title, anchor=Trusted(anchor),
             summary=section.summary.summary,
             offline_note=section.summary.offline and issue.backend != "offline",
-            papers=tuple(paper_view(p, section.summary.gists.get(p.id, ""))
-                         for p in section.papers)))
+            papers=papers, summary_parts=summary_parts(section, papers)))
     return tuple(views)
+
+
+def summary_parts(section: IssueSection, papers: Sequence[PaperView]) -> tuple[SummaryPart, ...]:
+    """The theme summary in pieces, each with links to the entries of the papers it cites
+    (ids outside the section are dropped: a citation always lands on an entry)."""
+    entries = {paper.id: view for paper, view in zip(section.papers, papers, strict=True)}
+    return tuple(SummaryPart(segment.text, tuple(
+        _cite(paper, entries[paper.id]) for paper in section.papers
+        if paper.id in segment.paper_ids and paper.id in entries))
+        for segment in section.summary.segments)
+
+
+def _cite(paper: Paper, entry: PaperView) -> Cite:
+    return Cite(shorten(clean_text(short_name(paper.title)), CITE_CHARS), entry.anchor, entry.ref)
+
+
+def short_name(title: str) -> str:
+    """What a reader calls a paper: the name before the colon ("EnvGen: Generating…"),
+    else its title."""
+    head, sep, _ = title.partition(":")
+    return head.strip() if sep and head.strip() and len(head.split()) <= 4 else title
 
 
 def section_title(section: IssueSection) -> str:
     return section.summary.title or section.theme.title
 
 
-def paper_view(paper: Paper, gist: str) -> PaperView:
+def paper_view(paper: Paper, gist: str, ref: str = "") -> PaperView:
     url = safe_url(paper.url)
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
-                     authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist)
+                     authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
+                     anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref)
 
 
 def authors_line(authors: Sequence[str]) -> str:
@@ -122,24 +174,55 @@ def authors_line(authors: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def tldr(sections: Sequence[SectionView]) -> tuple[Highlight, ...]:
-    """3–5 bullets across themes: each theme's first (most central) paper, largest themes first;
-    with fewer than three themes, their next papers too."""
-    picks: list[Highlight] = []
-    rank = 0
-    while len(picks) < TLDR_MIN:
-        row = [section for section in sections if rank < len(section.papers)]
-        if not row:
-            break
-        picks += [_highlight(section, section.papers[rank])
-                  for section in row[:TLDR_MAX - len(picks)]]
-        rank += 1
-    return tuple(picks)
+def tldr(issue: Issue, sections: Sequence[SectionView]) -> tuple[Highlight, ...]:
+    """One bullet per theme, largest first, at most ``TLDR_MAX``: what the theme is about, in
+    the backend's words when it wrote a TL;DR line, else from the theme's terms and papers."""
+    return tuple(
+        Highlight(view.title, view.anchor, len(view.papers),
+                  shorten(clean_text(section.summary.tldr or theme_gloss(section, view.title)),
+                          TLDR_CHARS))
+        for section, view in zip(issue.sections[:TLDR_MAX], sections, strict=False))
 
 
-def _highlight(section: SectionView, paper: PaperView) -> Highlight:
-    text = shorten(clean_text(paper.gist or paper.title), TLDR_GIST)
-    return Highlight(section.title, section.anchor, len(section.papers), text)
+def theme_gloss(section: IssueSection, title: str) -> str:
+    """"Decision-making, world environments and action, with EnvGen, AutoManual and JARVIS.":
+    the theme's terms its title does not say already, and the names of its leading papers."""
+    from ..themes._label import nameable  # loaded by the themes stage already
+
+    said = title.casefold()
+    terms = [k for k in section.theme.keywords  # a lone "LLM" says nothing a title does not
+             if k.casefold() not in said and nameable(k) and (" " in k or len(k) > 4)]
+    names = [short_name(p.title) for p in section.papers]
+    named = [name for name in names if len(name) <= CITE_CHARS][:TLDR_NAMES]
+    terms = terms[:TLDR_TERMS]
+    if not terms:
+        return f"Papers such as {join_words(named)}." if named else names[0] if names else ""
+    text = join_words(terms)
+    text = text[:1].upper() + text[1:]
+    return f"{text}, with {join_words(named)}." if named else text + "."
+
+
+def join_words(words: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def counts_line(issue: Issue) -> str:
+    """The week in numbers, once: "179 papers in 8 themes from 226 records; 41 in more than
+    one listing"."""
+    papers = sum(len(s.papers) for s in issue.sections)
+    repeated = sum(1 for s in issue.sections for p in s.papers if p.times_seen > 1)
+    line = (f"{papers} paper{'s' if papers != 1 else ''} in {len(issue.sections)} "
+            f"theme{'s' if len(issue.sections) != 1 else ''}")
+    return line + (f"; {repeated} in more than one listing." if repeated else ".")
+
+
+def own_intro(issue: Issue) -> str:
+    """The intro when a backend wrote one; nothing when it is the pipeline's own sentence of
+    counts, which ``counts_line`` and the contents say already."""
+    from ..pipeline import compose_intro  # the stage that writes it; imported late (a cycle)
+
+    return "" if issue.intro == compose_intro(issue.sections) else issue.intro
 
 
 def empty_reason(stats: Stats) -> str:

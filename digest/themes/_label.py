@@ -147,12 +147,13 @@ def _spelling(word: str, text: str) -> str:
 
 
 def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) -> str:
-    """A section heading from the two best terms: "Reward models & RLHF".
+    """A section heading from the two best noun phrases: "Reward models & RLHF".
 
-    Terms whose words all name an earlier theme already (``taken`` stems) are passed over.
+    Terms whose words all name an earlier theme already (``taken`` stems) are passed over, and
+    so are terms that are no noun phrase (``nameable``).
     """
-    fresh = [k for k in keywords if not _covered(_stems(k.lower()), taken) and not _adjective(k)]
-    fresh = fresh or list(keywords)
+    nouns = [k for k in keywords if nameable(k)]
+    fresh = [k for k in nouns if not _covered(_stems(k.lower()), taken)] or nouns or list(keywords)
     chosen = fresh[:2] if len(fresh) > 1 and len(fresh[0]) + len(fresh[1]) <= 48 else fresh[:1]
     title = " & ".join(chosen)
     return title[:1].upper() + title[1:]
@@ -160,7 +161,64 @@ def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) 
 
 def _adjective(term: str) -> bool:
     """A lone word that reads like an adjective ("adversarial", "autonomous"): a poor heading."""
-    return " " not in term and term.islower() and term.endswith(ADJECTIVE_ENDINGS)
+    return " " not in term and term.islower() and (
+        term.endswith(ADJECTIVE_ENDINGS) or (len(term) > 5 and term.endswith("ar")))
+
+
+# Gerunds that name a thing ("imitation learning", "red teaming"), unlike "enhancing X".
+_NOUN_GERUNDS = """
+    learning reasoning planning training teaming modeling modelling tuning understanding
+    computing processing grounding prompting scaling decoding sampling ranking steering
+    editing driving coding matching clustering forecasting captioning making reading writing
+    mining hashing pruning routing shaping imaging teaching tracking rendering filtering
+    labeling labelling embedding mapping caching pretraining finetuning play off answering
+    tagging parsing testing debugging programming grasping merging unlearning watermarking
+    jailbreaking benchmarking inpainting denoising sequencing
+    """
+NOUN_GERUNDS = frozenset(_NOUN_GERUNDS.split())
+# Verbs that open or close title fragments ("Improve student", "X & Advancing" is an -ing one).
+_TITLE_VERBS = """
+    improve improves enhance enhances advance advances boost boosts make makes scale scales
+    unlock unlocks rethink revisit bridge align aligns exploit leverage mitigate reduce
+    reduces teach generate evaluate towards toward beyond using use enable enables achieve
+    solve understand harness empower accelerate optimize optimise learn learns based driven
+    near via across under over without within beyond
+    """
+TITLE_VERBS = frozenset(_TITLE_VERBS.split())
+# Adjectives no ending gives away, which papers use as modifiers, never as a name.
+_MODIFIERS = """
+    online offline random open deep large small low high free new novel robust efficient
+    general generalist multi single real cooperative finite infinite unseen unknown hidden
+    given known mobile spoken long short
+    """
+MODIFIERS = frozenset(_MODIFIERS.split())
+
+
+def nameable(term: str) -> bool:
+    """A noun phrase a section editor could use: no verb or adjective fragment ("enhancing
+    performance", "fine-tuned", "vision-language"), no token of two letters ("io", "AI")."""
+    words = term.split()
+    if not words or len(term.replace(" ", "")) <= 2:
+        return False
+    if any(len(w) <= 2 and not w.isupper() for w in words):
+        return False
+    first, last = words[0].lower(), words[-1]
+    if first in TITLE_VERBS or first.endswith("ly") or _verb_ing(first):
+        return False
+    return not (_adjective(term) or _modifier(last))
+
+
+def _verb_ing(word: str) -> bool:
+    return word.islower() and word.endswith("ing") and word.split("-")[-1] not in NOUN_GERUNDS
+
+
+def _modifier(word: str) -> bool:
+    """A word that describes rather than names: "fine-tuned", "robotic", "multi-agent"."""
+    if not word.islower():
+        return False  # an acronym or a name ("RLHF", "DeepSeek-R1", "Self-Play")
+    if word in TITLE_VERBS or word in MODIFIERS or word.endswith("ed") or _verb_ing(word):
+        return True
+    return "-" in word and word.split("-")[-1] not in NOUN_GERUNDS
 
 
 def unique_titles(drafts: Sequence[tuple[list[str], Theme]]) -> list[Theme]:

@@ -13,6 +13,7 @@ the same terms the clustering uses), when that similarity reaches the section's
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ from ._text import paper_text, tokenize
 
 DEFAULT_THRESHOLD = 0.1
 NO_SECTION = -1
+
+logger = logging.getLogger("digest.themes")
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,30 @@ def assign_sections(papers: Sequence[Paper], sections: Sequence[Section], *,
     score = similarity[np.arange(len(papers)), best]
     close = score >= np.array([s.threshold for s in sections])[best]
     keep = close & (score > 0) | everyone
-    return np.where(keep, best, NO_SECTION), score
+    placed = np.where(keep, best, NO_SECTION)
+    _log_empty_sections(papers, sections, similarity, placed)
+    return placed, score
+
+
+def _log_empty_sections(papers: Sequence[Paper], sections: Sequence[Section],
+                        similarity: np.ndarray, placed: np.ndarray) -> None:
+    """Say why a configured section got no paper: its closest paper and the threshold."""
+    for index, section in enumerate(sections):
+        if (placed == index).any():
+            continue
+        nearest = int(similarity[:, index].argmax())
+        best = float(similarity[nearest, index])
+        if best <= 0:
+            logger.info("fixed section '%s' got no paper: no paper shares a term with it "
+                        "(threshold %g)", section.title, section.threshold)
+            continue
+        if best >= section.threshold:
+            other = sections[int(similarity[nearest].argmax())].title
+            why = f"reaches the threshold {section.threshold:g} but is closer to '{other}'"
+        else:
+            why = f"is below the threshold {section.threshold:g}"
+        logger.info("fixed section '%s' got no paper: the closest, '%s', has similarity "
+                    "%.3f, which %s", section.title, papers[nearest].title, best, why)
 
 
 def section_themes(papers: Sequence[Paper], sections: Sequence[Section], placed: np.ndarray,
