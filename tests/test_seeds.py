@@ -36,7 +36,8 @@ def test_every_seed_paper_appears_exactly_once_in_the_issue(seeds, tmp_path):
     paper_lines = [line for line in markdown.splitlines() if line.startswith("- **")]
     assert len(paper_lines) == 179
     for title in titles:
-        occurrences = sum(f"></a>{escape_markdown(title)}**" in line for line in paper_lines)
+        occurrences = sum(line.startswith(f"- **{escape_markdown(title)}**")
+                          for line in paper_lines)
         assert occurrences == 1, title
 
     counts = json.loads(report.read_text())["counts"]

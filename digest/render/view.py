@@ -228,8 +228,8 @@ def own_intro(issue: Issue) -> str:
 def empty_reason(stats: Stats) -> str:
     """Why an issue has no papers, in one sentence."""
     if stats.records_read == 0:
-        return ("No papers this week: the listings read held no records, so there is "
-                "nothing to report.")
+        return ("No papers this week: the listings read held no records of this week, so "
+                "there is nothing to report.")
     if stats.already_published and stats.already_published >= stats.papers_unique:
         n = stats.already_published
         return (f"All {n} paper{'s' if n != 1 else ''} in this week's listings already "
