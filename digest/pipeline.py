@@ -103,7 +103,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     intro = summarizer.intro(fallback=compose_intro(sections))
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
-                  model=summarizer.stats.model, cost_usd=summarizer.stats.cost_usd,
+                  model=summarizer.stats.model,
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
                                         and summarizer.stats.backend != "offline"))
     report.counts = stats
