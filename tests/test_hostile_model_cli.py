@@ -25,7 +25,8 @@ MODEL_ONLY = ["evil", "bit.ly", "bit\\.ly", "example[.]com", "example(dot)com", 
               "JSON object", "Please log in", "I am sorry", "Lone", "surrogate", "gnp.exe",
               "\u202e", "\u202c", "\u2066", "\x1b", "\x00", "\ufffd", "word word word"]
 PAPER_ITEM = {"md": re.compile(r"^- \*\*", re.MULTILINE),
-              "html": re.compile(r'^<li style="margin:0 0 12px;">', re.MULTILINE),
+              "html": re.compile(r'^<li id="paper-\d+-\d+" style="margin:0 0 12px;">',
+                                 re.MULTILINE),
               "txt": re.compile(r"^  \* ", re.MULTILINE)}
 
 

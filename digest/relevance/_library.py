@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SourceError
-from ..ingest import load_sources
+from ..ingest import PARSERS, detect_format, load_sources
 from ..ingest.decoding import decode
 from ..ingest.fetch import Fetcher
+from ..ingest.plausible import NotAListing, title_problem
 from ..ingest.sources import read
 from ..models import Record
 from ._bibtex import parse_bibtex
@@ -57,8 +58,30 @@ def _read_one(name: str) -> tuple[list[Record], list[str]]:
         for warning in warnings:
             logger.warning("%s", warning)
         return records, warnings
-    result = load_sources([name], strict=True)
+    try:
+        result = load_sources([name], strict=True)
+    except NotAListing:
+        return _reading_list(name)
     return result.records, result.warnings
+
+
+def _reading_list(name: str) -> tuple[list[Record], list[str]]:
+    """A JSON, JSON lines or CSV list of liked titles with short or no abstracts: no listing
+    (ingest refuses it as one), but a fine library. Entries whose title is no paper title
+    (a heading, a link, a greeting) are still skipped."""
+    text = _text(name)
+    fmt = detect_format(text, name, None)
+    if fmt not in ("json", "jsonl", "csv"):
+        raise NotAListing(name, "this library file holds no paper", fix="export the papers you "
+                          "liked as BibTeX, Zotero CSV, JSON or CSV with a title per paper")
+    parsed = PARSERS[fmt](text, name)
+    records = [record for record in parsed.records if title_problem(record.title) is None]
+    skipped = len(parsed.records) - len(records)
+    warnings = [*parsed.warnings,
+                *([f"{name}: {skipped} entries without a paper title skipped"] if skipped else [])]
+    for warning in warnings:
+        logger.warning("%s", warning)
+    return records, warnings
 
 
 def _text(name: str) -> str:
