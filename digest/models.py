@@ -49,6 +49,7 @@ class Paper:
     published: dt.date | None = None
     arxiv_id: str | None = None
     sightings: tuple[Sighting, ...] = ()
+    also_listed_as: tuple[str, ...] = ()  # other titles its merged listings gave it
 
     @property
     def times_seen(self) -> int:

@@ -32,6 +32,7 @@ class PaperView:
     authors: str
     seen: int
     gist: str
+    also_listed_as: str = ""  # the other titles a merged paper was listed under, "; "-joined
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ def section_title(section: IssueSection) -> str:
 def paper_view(paper: Paper, gist: str) -> PaperView:
     url = safe_url(paper.url)
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
-                     authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist)
+                     authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
+                     also_listed_as="; ".join(paper.also_listed_as))
 
 
 def authors_line(authors: Sequence[str]) -> str:
