@@ -35,7 +35,12 @@ from digest.dedup import deduplicate  # noqa: E402
 from digest.ingest import load_sources  # noqa: E402
 from digest.models import Record, Sighting  # noqa: E402
 from digest.normalize import clean_text  # noqa: E402
-from tests.fixtures.dedup.evalset import VARIANTS, build_evalset, pairwise_scores  # noqa: E402
+from tests.fixtures.dedup.evalset import (  # noqa: E402
+    VARIANTS,
+    boilerplate_set,
+    build_evalset,
+    pairwise_scores,
+)
 
 SHARED = ROOT.parent / "shared"
 ARXIV = SHARED / "data" / "arxiv_metadata_sample.csv"
@@ -189,11 +194,12 @@ def speed(runs: list[tuple[str, int]]) -> None:
 
 # Quality ------------------------------------------------------------------------------------
 
-def quality(papers: list[Record], seeds: list[int], label: str) -> None:
+def quality(papers: list[Record], seeds: list[int], label: str,
+            build=build_evalset) -> Counter[str]:
     totals: Counter[str] = Counter()
     per_kind: Counter[str] = Counter()
     for seed in seeds:
-        items = build_evalset(papers, seed=seed)
+        items = build(papers, seed=seed)
         result = deduplicate([item.record for item in items])
         paper_of = {s: p.id for p in result.papers for s in p.sightings}
         predicted = [paper_of[item.record.sighting] for item in items]
@@ -201,7 +207,7 @@ def quality(papers: list[Record], seeds: list[int], label: str) -> None:
         totals.update(tp=scores.true_pairs, fp=scores.false_pairs, fn=scores.missed_pairs)
         original = {i.label: paper_of[i.record.sighting] for i in items if i.kind == "original"}
         for item in items:
-            if item.kind not in ("original", "hard"):
+            if item.kind not in ("original", "hard") and item.label in original:
                 per_kind[item.kind] += 1
                 per_kind[item.kind + ":found"] += paper_of[item.record.sighting] == original[
                     item.label]
@@ -249,6 +255,8 @@ def quality_tables(papers: list[Record]) -> None:
     tuned = quality(seeds, list(range(1, 7)), "seed papers, seeds 1-6 (tuned on)")
     quality(seeds, list(range(7, 13)), "seed papers, seeds 7-12 (held out)")
     quality(random.Random(1).sample(papers, 600), [21, 22], "600 arXiv papers, seeds 21-22")
+    quality(seeds, [1, 2, 3], "boilerplate set (seed papers), seeds 1-3", boilerplate_set)
+    quality(papers, [31, 32, 33], "boilerplate set (arXiv papers), seeds 31-33", boilerplate_set)
     print("\nvariants found with their original (seed papers, seeds 1-6):")
     for kind in sorted(k for k in tuned if ":" not in k):
         print(f"- {kind}: {tuned[kind + ':found']}/{tuned[kind]}")

@@ -186,3 +186,30 @@ def test_html_and_text_show_also_listed_as():
     assert "http://evil.example" not in {e.attrs.get("href") for e in read_html(html).elements}
     text = Renderer().render(issue, "txt")
     assert "also listed as: Text-to-Layout Generation; <b>Bold</b>" in " ".join(text.split())
+
+
+# Bounded work -------------------------------------------------------------------------------
+
+def test_templated_records_give_a_bounded_number_of_candidates(caplog):
+    """Thousands of records from one template share every LSH bucket; all pairs would be
+    ~2 million here (as on main). Each record keeps a few candidates per index."""
+    import logging
+    import random
+
+    from digest.dedup._shingles import PER_RECORD
+    rng = random.Random(5)
+    words = ["graph", "neural", "network", "language", "model", "image", "segmentation",
+             "speech", "robot", "control", "protein", "folding", "time", "series", "code"]
+    records = []
+    for _ in range(2000):
+        a, b, c, d = (rng.choice(words) for _ in range(4))
+        records.append(rec(f"A Study of {a} {b} for {c} {d}",
+                           f"This paper studies {a} {b} for {c} {d}. We propose a simple method "
+                           "and evaluate it on standard benchmarks, where it improves over "
+                           "strong baselines. Code and data are available."))
+    with caplog.at_level(logging.DEBUG, logger="digest.dedup"):
+        result = deduplicate(records)
+    [message] = [r.getMessage() for r in caplog.records if "candidate pairs" in r.getMessage()]
+    pairs, clusters = int(message.split()[1]), int(message.split()[-2])
+    assert pairs <= 2 * 2 * PER_RECORD * clusters, message  # two indexes, either end's cap
+    assert result.records_read == 2000

@@ -98,9 +98,9 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
 
 def _abstract_words(records: list[Record]) -> Packed:
     """Hashed stems of each abstract's content words; none for a known notice."""
-    return Packed([token_hashes(() if known_notice(r.abstract)
-                                else abstract_content(abstract_words(r.abstract)))
-                   for r in records])
+    return Packed(token_hashes(() if known_notice(r.abstract)
+                               else abstract_content(abstract_words(r.abstract)))
+                  for r in records)
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,

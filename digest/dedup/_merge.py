@@ -20,6 +20,8 @@ def paper_id(arxiv_id: str | None, title: str) -> str:
 
 def merge(cluster: Sequence[Record]) -> Paper:
     """The richest record's link, the fullest abstract and author list, the cleanest title."""
+    if len(cluster) == 1:
+        return _single(cluster[0])
     by_richness = sorted(cluster, key=_richness, reverse=True)  # stable: first of equals
     richest = by_richness[0]
     arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
@@ -37,11 +39,16 @@ def merge(cluster: Sequence[Record]) -> Paper:
     )
 
 
+def _single(record: Record) -> Paper:
+    return Paper(id=paper_id(record.arxiv_id, record.title), title=record.title,
+                 abstract=record.abstract, url=record.url, authors=record.authors,
+                 published=record.published, arxiv_id=record.arxiv_id,
+                 sightings=(record.sighting,))
+
+
 def _other_titles(cluster: Sequence[Record], title: str) -> tuple[str, ...]:
     """The cleanest form of each title other than ``title`` (by identity key), in the order
     first seen: a merge of differently titled listings hides none of them."""
-    if len(cluster) < 2:
-        return ()
     forms: dict[str, str] = {identity_key(title): title}
     for record in cluster:
         key = identity_key(record.title)

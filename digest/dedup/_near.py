@@ -53,6 +53,8 @@ logger = logging.getLogger("digest.dedup")
 #                       markers keep those apart, not this threshold.
 #   SAME_WORD           75-80: recall 0.903, 85-90: 0.902, 95: arXiv recall drops; 85 with
 #                       the same first three letters (so not supervised / unsupervised, 91)
+ABSTRACT_LEAST = 0.3          # least estimated Jaccard of an abstract candidate pair
+TITLE_LEAST = 0.3             # ... and of a title-trigram one
 MIN_ABSTRACT_WORDS = 12       # fewer content words: boilerplate ("withdrawn"), not evidence
 ABSTRACT_SAME = 0.8           # content-word Jaccard of one abstract, however re-titled
 ABSTRACT_IDENTICAL = 0.9      # ... and of one abstract under titles that differ
@@ -130,18 +132,19 @@ def abstract_content(words: Iterable[str]) -> list[str]:
 def candidate_pairs(sides: Sequence[Side]) -> set[tuple[int, int]]:
     """Index pairs into ``sides`` that share an LSH bucket of abstracts or of titles."""
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
-    rows = Packed([sides[i].sets.packed.row(sides[i].record) for i in with_abstract])
-    pairs = _pairs(with_abstract, signatures(rows))
+    rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
+    pairs = _pairs(with_abstract, signatures(rows), ABSTRACT_LEAST)
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
-    titles = Packed([token_hashes(_trigrams(title)) for _, title in entries])
+    titles = Packed(token_hashes(_trigrams(title)) for _, title in entries)
     pairs |= {(a, b) if a < b else (b, a)
-              for a, b in _pairs([i for i, _ in entries], signatures(titles)) if a != b}
+              for a, b in _pairs([i for i, _ in entries], signatures(titles), TITLE_LEAST)
+              if a != b}
     logger.debug("near-dup: %d candidate pairs among %d clusters", len(pairs), len(sides))
     return pairs
 
 
-def _pairs(ids: Sequence[int], signature) -> set[tuple[int, int]]:
-    first, second = lsh_pairs(signature)
+def _pairs(ids: Sequence[int], signature, least: float) -> set[tuple[int, int]]:
+    first, second = lsh_pairs(signature, least)
     return {(ids[a], ids[b]) for a, b in zip(first.tolist(), second.tolist(), strict=True)}
 
 
@@ -192,7 +195,7 @@ def confirm(a: Side, b: Side) -> Verdict | None:
     evidence = f"title {title:.2f}, abstract {abstract:.2f}"
     if same_words:
         return Verdict(title, f"same title words; {evidence}")
-    if title < TITLE_DIFFERENT:
+    if titles_differ(a, b, same_words):
         similar = abstract >= ABSTRACT_IDENTICAL
     else:
         similar = abstract >= ABSTRACT_SAME or (abstract >= ABSTRACT_MATCH
@@ -202,11 +205,13 @@ def confirm(a: Side, b: Side) -> Verdict | None:
     return Verdict(abstract, evidence)
 
 
-def titles_differ(a: Side, b: Side) -> bool:
-    """Titles that are neither the same words nor similar strings: two papers, unless the
-    abstracts say otherwise beyond doubt."""
-    return title_ratio(a, b) < TITLE_DIFFERENT and not any(
-        same_title_words(x, y) for x in a.titles for y in b.titles)
+def titles_differ(a: Side, b: Side, same_words: bool | None = None) -> bool:
+    """Titles that are neither the same words nor similar strings, in any word order: two
+    papers, unless the abstracts say otherwise beyond doubt."""
+    if same_words is None:
+        same_words = any(same_title_words(x, y) for x in a.titles for y in b.titles)
+    return not same_words and max(max(fuzz.ratio(x, y), fuzz.token_sort_ratio(x, y))
+                                  for x in a.titles for y in b.titles) < TITLE_DIFFERENT * 100
 
 
 def title_ratio(a: Side, b: Side) -> float:

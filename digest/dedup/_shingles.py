@@ -28,12 +28,15 @@ _token_hashes: dict[str, int] = {}
 _CACHE_LIMIT = 2_000_000
 
 
-def token_hashes(tokens: Iterable[str]) -> np.ndarray:
+def token_hashes(tokens: Iterable[str]) -> list[int]:
     """Sorted distinct 64-bit hashes of ``tokens``."""
-    import numpy as np
     if len(_token_hashes) > _CACHE_LIMIT:
         _token_hashes.clear()
-    return np.unique(np.array([token_hash(token) for token in tokens], dtype=np.uint64))
+    tokens = list(tokens)
+    values = list(map(_token_hashes.get, tokens))
+    if None in values:
+        values = [token_hash(token) for token in tokens]
+    return sorted(set(values))  # type: ignore[arg-type]
 
 
 def token_hash(token: str) -> int:
@@ -46,16 +49,27 @@ def token_hash(token: str) -> int:
 
 
 class Packed:
-    """Many sorted hash arrays in one flat array with offsets (CSR rows)."""
+    """Many sorted hash lists in one flat uint64 array with offsets (CSR rows)."""
 
-    def __init__(self, rows: Sequence[np.ndarray]):
+    def __init__(self, rows: Iterable[Sequence[int]]):
         import numpy as np
-        self.offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum([len(row) for row in rows], out=self.offsets[1:])
-        self.values = np.concatenate(rows) if rows else np.zeros(0, dtype=np.uint64)
+        parts, pending, sizes = [], [], [0]
+        for row in rows:
+            pending.extend(row)
+            sizes.append(len(row))
+            if len(pending) >= CHUNK_TOKENS:  # a numpy array is 8 bytes a value, a list ~40
+                parts.append(np.array(pending, dtype=np.uint64))
+                pending = []
+        parts.append(np.array(pending, dtype=np.uint64))
+        self.values = np.concatenate(parts)
+        self.offsets = np.cumsum(np.array(sizes, dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
+
+    def subset(self, indices: Sequence[int]) -> Packed:
+        """The rows at ``indices``, in that order."""
+        return Packed(self.row(index).tolist() for index in indices)
 
     def row(self, index: int) -> np.ndarray:
         return self.values[self.offsets[index]:self.offsets[index + 1]]
@@ -76,25 +90,25 @@ def signatures(packed: Packed) -> np.ndarray:
     """One MinHash signature (uint32 x NUM_PERM) per row: multiply-shift hashing of each
     token hash, the minimum per permutation, over chunks of at most CHUNK_TOKENS tokens."""
     import numpy as np
-    a, b = _permutations()
-    out = np.full((len(packed), NUM_PERM), np.iinfo(np.uint32).max, dtype=np.uint32)
+    a, b = (column[:, None] for column in _permutations())
+    out = np.full((NUM_PERM, len(packed)), np.iinfo(np.uint32).max, dtype=np.uint32)
     start = 0
     while start < len(packed):
         end = int(np.searchsorted(packed.offsets, packed.offsets[start] + CHUNK_TOKENS, "right"))
-        end = max(end - 1, start + 1)
+        end = min(max(end - 1, start + 1), len(packed))
         lo, hi = packed.offsets[start], packed.offsets[end]
         if hi > lo:
-            hashed = ((packed.values[lo:hi, None] * a + b) >> np.uint64(32)).astype(np.uint32)
-            sizes = np.diff(packed.offsets[start:end + 1])
-            filled = np.flatnonzero(sizes)
-            out[start + filled] = np.minimum.reduceat(hashed, (packed.offsets[start:end] - lo)[
-                filled], axis=0)
+            hashed = ((packed.values[None, lo:hi] * a + b) >> np.uint64(32)).astype(np.uint32)
+            filled = np.flatnonzero(np.diff(packed.offsets[start:end + 1]))
+            out[:, start + filled] = np.minimum.reduceat(
+                hashed, packed.offsets[start + filled] - lo, axis=1)
         start = end
-    return out
+    return np.ascontiguousarray(out.T)
 
 
-def candidate_pairs(signature: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row pairs (i < j) that share an LSH band, at most ~PER_RECORD per row."""
+def candidate_pairs(signature: np.ndarray, least: float) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs (i < j) that share an LSH band and whose signatures estimate a Jaccard
+    similarity of at least ``least``, at most ~PER_RECORD per row."""
     import numpy as np
     n = len(signature)
     if n < 2:
@@ -103,7 +117,7 @@ def candidate_pairs(signature: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     found = [_band_pairs(signature, band) for band in range(BANDS)]
     codes = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
     first, second = codes // n, codes % n
-    return _nearest(signature, first, second)
+    return _nearest(signature, first, second, least)
 
 
 def _band_pairs(signature: np.ndarray, band: int) -> np.ndarray:
@@ -130,14 +144,17 @@ def _band_pairs(signature: np.ndarray, band: int) -> np.ndarray:
     return np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
 
 
-def _nearest(signature: np.ndarray, first: np.ndarray,
-             second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Keep a pair when it is among the PER_RECORD most similar of either of its rows."""
+def _nearest(signature: np.ndarray, first: np.ndarray, second: np.ndarray,
+             least: float) -> tuple[np.ndarray, np.ndarray]:
+    """Keep a pair when it is similar enough and among the PER_RECORD most similar of
+    either of its rows."""
     import numpy as np
     if len(first) == 0:
         return first, second
     similar = np.concatenate([(signature[first[k:k + 65536]] == signature[second[k:k + 65536]])
                               .sum(axis=1) for k in range(0, len(first), 65536)])
+    enough = similar >= least * NUM_PERM
+    first, second, similar = first[enough], second[enough], similar[enough]
     keep = _top_ranked(first, similar) | _top_ranked(second, similar)
     return first[keep], second[keep]
 
