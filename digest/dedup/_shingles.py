@@ -53,7 +53,9 @@ class Packed:
 
     def __init__(self, rows: Iterable[Sequence[int]]):
         import numpy as np
-        parts, pending, sizes = [], [], [0]
+        parts: list[np.ndarray] = []
+        pending: list[int] = []
+        sizes = [0]
         for row in rows:
             pending.extend(row)
             sizes.append(len(row))
