@@ -33,6 +33,7 @@ from ._groups import NearGroups
 from ._keys import Markers, abstract_words, loose_title, title_markers
 from ._merge import distinct_id, known_names, merge, paper_id, published_names
 from ._near import (
+    Evidences,
     Side,
     WordSets,
     abstract_content,
@@ -127,18 +128,21 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
 def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
                words: WordSets) -> None:
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
-    pairs = candidate_pairs(sides)
-    templates = boilerplate_sides(sides, pairs)
+    pairs = sorted(candidate_pairs(sides))
+    evidence = Evidences(sides)
+    templates = boilerplate_sides(sides, pairs, evidence)
     sides = [replace(side, boilerplate=True) if n in templates else side
              for n, side in enumerate(sides)]
+    evidence.sides = sides
     verdicts = []
-    for i, j in sorted(pairs):
+    for i, j in pairs:
         a, b = sides[i], sides[j]
-        if clusters.can_join(a.record, b.record) and (verdict := confirm(a, b)):
+        if clusters.can_join(a.record, b.record) and (verdict := confirm(
+                a, b, evidence.of(i, j, keep=False))):
             verdicts.append((-verdict.score, min(a.key, b.key), max(a.key, b.key), i, j, verdict))
-    groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts})
+    groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts}, evidence)
     for _, first, second, i, j, verdict in sorted(verdicts, key=lambda v: v[:3]):
-        # earlier merges may have ruled this one out; every pair across must confirm
+        # earlier merges may have ruled this one out; every pair across must agree
         if clusters.can_join(first, second) and groups.join(i, j):
             clusters.join(second, first, "near-duplicate", verdict.score, verdict.detail)
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._near import ABSTRACT_MATCH, Side, Verdict, confirm, jaccard, titles_differ
+from ._near import ABSTRACT_MATCH, Evidences, Side, Verdict, confirm
 
 MAX_SIDES = 12  # a paper listed under more unlike titles than this is left in parts
 
 
 class NearGroups:
-    def __init__(self, sides: Sequence[Side], verdicts: dict[tuple[int, int], Verdict]):
+    def __init__(self, sides: Sequence[Side], verdicts: dict[tuple[int, int], Verdict],
+                 evidence: Evidences):
         self._sides = sides
+        self._evidence = evidence
         self._verdicts: dict[tuple[int, int], Verdict | None] = dict(verdicts)
         self._group = list(range(len(sides)))
         self._members: dict[int, list[int]] = {}
@@ -45,11 +47,12 @@ class NearGroups:
     def _confirmed(self, x: int, y: int) -> bool:
         pair = (x, y) if x < y else (y, x)
         if pair not in self._verdicts:
-            self._verdicts[pair] = confirm(self._sides[pair[0]], self._sides[pair[1]])
+            self._verdicts[pair] = confirm(self._sides[pair[0]], self._sides[pair[1]],
+                                           self._evidence.of(*pair))
         return self._verdicts[pair] is not None
 
     def _compatible(self, x: int, y: int) -> bool:
-        a, b = self._sides[x], self._sides[y]
-        if titles_differ(a, b):
+        a, b, measured = self._sides[x], self._sides[y], self._evidence.of(x, y)
+        if measured.titles_differ:
             return False
-        return not (a.has_abstract and b.has_abstract) or jaccard(a, b) >= ABSTRACT_MATCH
+        return not (a.has_abstract and b.has_abstract) or measured.abstract >= ABSTRACT_MATCH

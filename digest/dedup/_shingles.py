@@ -21,8 +21,8 @@ NUM_PERM = 128
 BANDS, ROWS = 25, 5   # datasketch's optimal layout for threshold 0.5 at 128 permutations
 SMALL_BUCKET = 24     # buckets up to this size give all their pairs ...
 WINDOW = 3            # ... larger ones each member's next WINDOW members in signature order
-PER_RECORD = 8        # candidates kept per record, the most similar by signature
-CHUNK_TOKENS = 1 << 15  # tokens hashed per numpy step: 32k x 128 x 8 bytes = 32 MB
+PER_RECORD = 5        # candidates kept per record, the most similar by signature
+CHUNK_TOKENS = 1 << 13  # tokens hashed per numpy step: 8k x 128 x 8 bytes = 8 MB a temporary
 
 _token_hashes: dict[str, int] = {}
 _CACHE_LIMIT = 2_000_000
