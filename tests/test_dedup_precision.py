@@ -213,3 +213,9 @@ def test_templated_records_give_a_bounded_number_of_candidates(caplog):
     pairs, clusters = int(message.split()[1]), int(message.split()[-2])
     assert pairs <= 2 * 2 * PER_RECORD * clusters, message  # two indexes, either end's cap
     assert result.records_read == 2000
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_no_records_and_one_record(count):
+    records = [rec("Widget Layouts", ABSTRACT)][:count]
+    assert len(deduplicate(records).papers) == count

@@ -147,6 +147,8 @@ def abstract_content(words: Iterable[str]) -> list[str]:
 
 def candidate_pairs(sides: Sequence[Side]) -> set[tuple[int, int]]:
     """Index pairs into ``sides`` that share an LSH bucket of abstracts or of titles."""
+    if len(sides) < 2:
+        return set()
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
     rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
     pairs = _pairs(with_abstract, signatures(rows), ABSTRACT_LEAST)
