@@ -231,7 +231,7 @@ def arxiv_false_merges(papers: list[Record]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000])
     parser.add_argument("--templated", type=int, nargs="*", default=[20_000])
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
