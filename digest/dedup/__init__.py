@@ -9,8 +9,9 @@
    and abstract similarity. Records whose titles differ need near-identical abstracts that
    are evidence: a known notice (withdrawn, proceedings, erratum) or an abstract many
    unrelated titles share is not (``_boilerplate``).
-3. No chaining: a group grows only when every pair across the two groups is confirmed,
-   so A like B and B like C never puts A with an unlike C.
+3. No chaining: two groups join on a confirmed pair only when every other pair across
+   them is confirmed or compatible (``_groups``), so A like B and B like C never puts A
+   with a C whose title differs from A's.
 4. Never merged, whatever links them: two different arXiv ids, or titles whose
    markers disagree (comment / reply, Part II / Part III, 2024 / 2025).
 
@@ -35,6 +36,7 @@ from ._merge import distinct_id, known_names, merge, paper_id, published_names
 from ._near import (
     Evidences,
     Side,
+    Verdict,
     WordSets,
     abstract_content,
     abstracts_differ,
@@ -98,7 +100,7 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
 
 
 def _abstract_words(records: list[Record]) -> Packed:
-    """Hashed stems of each abstract's content words; none for a known notice."""
+    """Hashed content words of each abstract; none for a known notice."""
     return Packed(token_hashes(() if known_notice(r.abstract)
                                else abstract_content(abstract_words(r.abstract)))
                   for r in records)
@@ -131,20 +133,26 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
     pairs = sorted(candidate_pairs(sides))
     evidence = Evidences(sides)
     templates = boilerplate_sides(sides, pairs, evidence)
-    sides = [replace(side, boilerplate=True) if n in templates else side
-             for n, side in enumerate(sides)]
-    evidence.sides = sides
+    sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
+                              for n, side in enumerate(sides)]
+    verdicts = _verdicts(sides, pairs, clusters, evidence)
+    groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts}, evidence)
+    for _, first, second, i, j, verdict in sorted(verdicts, key=lambda v: v[:3]):
+        # earlier merges may have ruled this one out; every pair across must agree
+        if clusters.can_join(first, second) and groups.join(i, j):
+            clusters.join(second, first, "near-duplicate", verdict.score, verdict.detail)
+
+
+def _verdicts(sides: list[Side], pairs: list[tuple[int, int]], clusters: Clusters,
+              evidence: Evidences) -> list[tuple[float, int, int, int, int, Verdict]]:
+    """The confirmed candidate pairs, strongest first once sorted."""
     verdicts = []
     for i, j in pairs:
         a, b = sides[i], sides[j]
         if clusters.can_join(a.record, b.record) and (verdict := confirm(
                 a, b, evidence.of(i, j, keep=False))):
             verdicts.append((-verdict.score, min(a.key, b.key), max(a.key, b.key), i, j, verdict))
-    groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts}, evidence)
-    for _, first, second, i, j, verdict in sorted(verdicts, key=lambda v: v[:3]):
-        # earlier merges may have ruled this one out; every pair across must agree
-        if clusters.can_join(first, second) and groups.join(i, j):
-            clusters.join(second, first, "near-duplicate", verdict.score, verdict.detail)
+    return verdicts
 
 
 def _side(group: list[int], records: list[Record], loose: list[str], words: WordSets) -> Side:
