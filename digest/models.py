@@ -51,6 +51,7 @@ class Paper:
     arxiv_id: str | None = None
     sightings: tuple[Sighting, ...] = ()
     upvotes: int | None = None  # Hugging Face upvotes (the highest a source reported)
+    also_listed_as: tuple[str, ...] = ()  # other titles its merged listings gave it
 
     @property
     def times_seen(self) -> int:

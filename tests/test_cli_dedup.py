@@ -88,3 +88,17 @@ def test_dedup_has_help_and_is_documented():
         assert flag in help_text
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert "digest dedup" in readme and "--explain" in readme
+
+
+def test_six_papers_with_one_withdrawn_notice_stay_six():
+    """Issue 12: on main these became one paper and five titles vanished."""
+    result = dedup(str(FIXTURES / "withdrawn.jsonl"), "--explain")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "records: 6\nunique papers: 6\nduplicates merged: 0\n"
+
+
+def test_explain_shows_the_other_titles_of_a_merged_paper():
+    result = dedup(str(NEAR), "--explain")
+    near = result.stdout.split("\n\n")[1]
+    assert near.splitlines()[1] == ("    also listed as: Quillwork: Block-Sparse Attention Kernels "
+                                    "for Summarizing Long Documents")

@@ -5,12 +5,19 @@
    tricks, whitespace, hyphenation, "(v2)" ignored), unless their abstracts are
    clearly different papers ("Comment on X" by two authors).
 2. Near-duplicates: MinHash LSH over abstract words and title trigrams proposes
-   candidates; ``_near.confirm`` accepts a pair on title and abstract similarity.
-3. Never merged, whatever links them: two different arXiv ids, or titles whose
+   candidates (a bounded number per record); ``_near.confirm`` accepts a pair on title
+   and abstract similarity. Records whose titles differ need near-identical abstracts that
+   are evidence: a known notice (withdrawn, proceedings, erratum) or an abstract many
+   unrelated titles share is not (``_boilerplate``).
+3. No chaining: two groups join on a confirmed pair only when every other pair across
+   them is confirmed or compatible (``_groups``), so A like B and B like C never puts A
+   with a C whose title differs from A's.
+4. Never merged, whatever links them: two different arXiv ids, or titles whose
    markers disagree (comment / reply, Part II / Part III, 2024 / 2025).
 
-The merged paper keeps the richest record's fields and every sighting, and each
-``MergedGroup`` says which rule joined which records (``explain`` prints it).
+The merged paper keeps the richest record's fields, every sighting and the other titles it
+was listed under (``Paper.also_listed_as``), and each ``MergedGroup`` says which rule joined
+which records (``explain`` prints it).
 """
 
 from __future__ import annotations
@@ -20,11 +27,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..models import Paper, Record
+from ._boilerplate import known_notice
 from ._clusters import Clusters, Link
 from ._explain import explain
-from ._keys import abstract_words, loose_title, title_markers
+from ._groups import NearGroups
+from ._keys import Markers, abstract_words, loose_title, title_markers
 from ._merge import distinct_id, known_names, merge, paper_id, published_names
-from ._near import Side, abstracts_differ, candidate_pairs, confirm, content_words
+from ._near import (
+    Evidences,
+    Side,
+    Verdict,
+    WordSets,
+    abstract_content,
+    abstracts_differ,
+    boilerplate_sides,
+    candidate_pairs,
+    confirm,
+)
+from ._shingles import Packed, token_hashes
 
 __all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "known_names", "merge",
            "paper_id", "published_names"]
@@ -63,9 +83,8 @@ def deduplicate(records: Sequence[Record]) -> DedupResult:
     """Merge records of the same paper; papers keep the order of their first record."""
     records = list(records)
     loose = [loose_title(r.title) for r in records]
-    markers = [title_markers(r.title, t) for r, t in zip(records, loose, strict=True)]
-    clusters = Clusters(records, markers)
-    words = _AbstractWords(records)
+    clusters = Clusters(records, _markers(records, loose))
+    words = WordSets(_abstract_words(records))
     _join_exact(records, loose, clusters, words)
     _join_near(records, loose, clusters, words)
     result = _result(records, clusters)
@@ -74,21 +93,21 @@ def deduplicate(records: Sequence[Record]) -> DedupResult:
     return result
 
 
-class _AbstractWords:
-    """Content words of each record's abstract, computed when first needed."""
+def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
+    """Each record's title markers, one object per distinct value (most have none)."""
+    seen: dict[Markers, Markers] = {}
+    return [seen.setdefault(m, m) for m in map(title_markers, (r.title for r in records), loose)]
 
-    def __init__(self, records: Sequence[Record]):
-        self._records = records
-        self._cache: dict[int, frozenset[str]] = {}
 
-    def __getitem__(self, index: int) -> frozenset[str]:
-        if index not in self._cache:
-            self._cache[index] = content_words(abstract_words(self._records[index].abstract))
-        return self._cache[index]
+def _abstract_words(records: list[Record]) -> Packed:
+    """Hashed content words of each abstract; none for a known notice."""
+    return Packed(token_hashes(() if known_notice(r.abstract)
+                               else abstract_content(abstract_words(r.abstract)))
+                  for r in records)
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
-                words: _AbstractWords) -> None:
+                words: WordSets) -> None:
     first_with_id: dict[str, int] = {}
     for index, record in enumerate(records):
         if record.arxiv_id:
@@ -109,23 +128,38 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
 
 
 def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
-               words: _AbstractWords) -> None:
+               words: WordSets) -> None:
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
-    verdicts = []
-    for i, j in candidate_pairs(sides):
-        a, b = sides[i], sides[j]
-        if clusters.can_join(a.record, b.record) and (verdict := confirm(a, b)):
-            verdicts.append((-verdict.score, min(a.key, b.key), max(a.key, b.key), verdict))
-    for _, first, second, verdict in sorted(verdicts, key=lambda v: v[:3]):
-        if clusters.can_join(first, second):  # earlier merges may have ruled this one out
+    pairs = sorted(candidate_pairs(sides))
+    evidence = Evidences(sides)
+    templates = boilerplate_sides(sides, pairs, evidence)
+    sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
+                              for n, side in enumerate(sides)]
+    verdicts = _verdicts(sides, pairs, clusters, evidence)
+    groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts}, evidence)
+    for _, first, second, i, j, verdict in sorted(verdicts, key=lambda v: v[:3]):
+        # earlier merges may have ruled this one out; every pair across must agree
+        if clusters.can_join(first, second) and groups.join(i, j):
             clusters.join(second, first, "near-duplicate", verdict.score, verdict.detail)
 
 
-def _side(group: list[int], records: list[Record], loose: list[str],
-          words: _AbstractWords) -> Side:
-    fullest = max(group, key=lambda i: len(records[i].abstract))
+def _verdicts(sides: list[Side], pairs: list[tuple[int, int]], clusters: Clusters,
+              evidence: Evidences) -> list[tuple[float, int, int, int, int, Verdict]]:
+    """The confirmed candidate pairs, strongest first once sorted."""
+    verdicts = []
+    for i, j in pairs:
+        a, b = sides[i], sides[j]
+        if clusters.can_join(a.record, b.record) and (verdict := confirm(
+                a, b, evidence.of(i, j, keep=False))):
+            verdicts.append((-verdict.score, min(a.key, b.key), max(a.key, b.key), i, j, verdict))
+    return verdicts
+
+
+def _side(group: list[int], records: list[Record], loose: list[str], words: WordSets) -> Side:
+    fullest = max(group, key=lambda i: (words.packed.size(i), len(records[i].abstract)))
     titles = tuple(dict.fromkeys(loose[i] for i in group if loose[i]))
-    return Side(key=group[0], record=fullest, titles=titles or ("",), words=words[fullest])
+    return Side(key=group[0], record=fullest, titles=titles or ("",),
+                size=words.packed.size(fullest), sets=words)
 
 
 def _result(records: list[Record], clusters: Clusters) -> DedupResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..models import Record
+from ..models import Paper, Record
 
 if TYPE_CHECKING:
     from . import DedupResult, MergedGroup
@@ -22,16 +22,18 @@ def explain(result: DedupResult, *, groups: bool = True) -> str:
         lines.append("groups by weakest rule: " + ", ".join(
             f"{rule} {count}" for rule, count in sorted(by_rule.items())))
     if groups:
-        kept = {paper.id: paper.title for paper in result.papers}
+        kept = {paper.id: paper for paper in result.papers}
         for number, group in enumerate(result.groups, start=1):
             lines += ["", *_group_lines(number, group, kept[group.paper_id])]
     return "\n".join(lines) + "\n"
 
 
-def _group_lines(number: int, group: MergedGroup, kept_title: str) -> list[str]:
-    lines = [f"[{number}] {_printable(kept_title)}",
-             f"    paper {group.paper_id}: {len(group.records)} records, "
-             f"rule {group.rule}, score {group.score:.2f}"]
+def _group_lines(number: int, group: MergedGroup, paper: Paper) -> list[str]:
+    lines = [f"[{number}] {_printable(paper.title)}"]
+    if paper.also_listed_as:
+        lines.append("    also listed as: " + " | ".join(map(_printable, paper.also_listed_as)))
+    lines.append(f"    paper {group.paper_id}: {len(group.records)} records, "
+                 f"rule {group.rule}, score {group.score:.2f}")
     joined = {link.record: link for link in group.links}
     for index, record in enumerate(group.records):
         reason = "first seen"

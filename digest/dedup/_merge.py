@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..models import Paper, Record
 from ..normalize import title_key
-from ._keys import blemishes
+from ._keys import blemishes, identity_key
 
 
 def paper_id(arxiv_id: str | None, title: str) -> str:
@@ -20,19 +20,41 @@ def paper_id(arxiv_id: str | None, title: str) -> str:
 
 def merge(cluster: Sequence[Record]) -> Paper:
     """The richest record's link, the fullest abstract and author list, the cleanest title."""
+    if len(cluster) == 1:
+        return _single(cluster[0])
     by_richness = sorted(cluster, key=_richness, reverse=True)  # stable: first of equals
     richest = by_richness[0]
     arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
+    title = min((r.title for r in by_richness), key=blemishes)
     return Paper(
         id=paper_id(arxiv_id, _usual_title(cluster)),
-        title=min((r.title for r in by_richness), key=blemishes),
+        title=title,
         abstract=max((r.abstract for r in cluster), key=len),
         url=richest.url or next((r.url for r in cluster if r.url), None),
         authors=max((r.authors for r in cluster), key=len),
         published=min((r.published for r in cluster if r.published), default=None),
         arxiv_id=arxiv_id,
         sightings=tuple(r.sighting for r in cluster),
+        also_listed_as=_other_titles(cluster, title),
     )
+
+
+def _single(record: Record) -> Paper:
+    return Paper(id=paper_id(record.arxiv_id, record.title), title=record.title,
+                 abstract=record.abstract, url=record.url, authors=record.authors,
+                 published=record.published, arxiv_id=record.arxiv_id,
+                 sightings=(record.sighting,))
+
+
+def _other_titles(cluster: Sequence[Record], title: str) -> tuple[str, ...]:
+    """The cleanest form of each title other than ``title`` (by identity key), in the order
+    first seen: a merge of differently titled listings hides none of them."""
+    forms: dict[str, str] = {identity_key(title): title}
+    for record in cluster:
+        key = identity_key(record.title)
+        if key and (key not in forms or blemishes(record.title) < blemishes(forms[key])):
+            forms[key] = record.title
+    return tuple(list(forms.values())[1:])
 
 
 def published_names(paper: Paper) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ class PaperView:
     gist: str
     anchor: Trusted = Trusted("")  # the id of its entry, which citations link to
     ref: str = ""  # "2.3": its section and place, how plain text cites it
+    also_listed_as: str = ""  # the other titles a merged paper was listed under, "; "-joined
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ def paper_view(paper: Paper, gist: str, ref: str = "") -> PaperView:
     url = safe_url(paper.url)
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
                      authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
-                     anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref)
+                     anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref,
+                     also_listed_as="; ".join(paper.also_listed_as))
 
 
 def authors_line(authors: Sequence[str]) -> str:
