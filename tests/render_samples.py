@@ -7,13 +7,16 @@ library's HTML parser), so the tests check what a reader's software would see.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from digest.links import paper_link
 from digest.models import Issue, IssueSection, Paper, Sighting, Stats, Theme, ThemeSummary
+from digest.render import safe_url
 from digest.weeks import parse_week
 
 # Text that would make markup, links, images, raw HTML or a reordered line if printed as is.
@@ -219,3 +222,17 @@ def earlier_issue(week: str) -> Issue:
         SectionSpec("Robot manipulation", "Robots.", robots, {}, ("robot", "manipulation")),
         SectionSpec("Speech translation", "Speech.", audio, {}, ("speech", "translation")),
     ], week=week)
+
+
+# What digest may link a paper to when its record has no http(s) URL: a fixed host, the id or
+# the title only ever percent-encoded (digest.links).
+DIGEST_LINK = re.compile(r"^https://arxiv\.org/(?:abs/[\w./-]+"
+                         r"|search/\?query=[A-Za-z0-9%._~-]*&searchtype=title)$")
+
+
+def allowed_links(issue: Issue, urls: set[str]) -> set[str]:
+    """Every link an issue's papers may carry: their records' URLs, else digest's own."""
+    made = {safe_url(paper_link(p).url) for s in issue.sections for p in s.papers
+            if p.url not in urls}
+    assert all(link and DIGEST_LINK.match(link) for link in made), made
+    return urls | {link for link in made if link}

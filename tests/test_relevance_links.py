@@ -13,7 +13,7 @@ from digest.dedup import deduplicate
 from digest.ingest import load_sources
 from digest.models import Paper
 from digest.relevance import paper_link, title_search_url
-from digest.relevance._links import MAX_QUERY_CHARS
+from digest.links import MAX_QUERY_CHARS
 
 HOSTILE = [
     'A "quoted" title',

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from digest.cli import app
 from digest.dedup import deduplicate
 from digest.ingest import load_sources
+from digest.links import title_search_url
 from digest.normalize import title_key
 from digest.render import escape_markdown
 
@@ -36,8 +37,9 @@ def test_every_seed_paper_appears_exactly_once_in_the_issue(seeds, tmp_path):
     paper_lines = [line for line in markdown.splitlines() if line.startswith("- **")]
     assert len(paper_lines) == 179
     for title in titles:
-        occurrences = sum(line.startswith(f"- **{escape_markdown(title)}**")
-                          for line in paper_lines)
+        # Daily Papers pages carry no link: each title links to digest's arXiv title search
+        linked = f"- **[{escape_markdown(title)}](<{title_search_url(title)}>)**"
+        occurrences = sum(line.startswith(linked) for line in paper_lines)
         assert occurrences == 1, title
 
     counts = json.loads(report.read_text())["counts"]
@@ -53,5 +55,9 @@ def test_seed_issue_has_no_link_or_html_from_the_abstracts(seeds, tmp_path):
     result = CliRunner().invoke(app, ["summarize", str(seeds), "--backend", "offline",
                                       "--week", "2026-W47"])
     assert result.exit_code == 0, result.output
+    own_links = re.compile(r"\]\(<https://arxiv\.org/search/\?query=[A-Za-z0-9%._~-]*"
+                           r"&searchtype=title>\)")
+    assert len(own_links.findall(result.stdout)) == 179  # digest's own: one per paper
+    rest = own_links.sub("", result.stdout)
     assert not re.search(r"(?<!\\)https?://|\](?!\(#)\(|<(?!a id=\"paper-\d+-\d+\"></a>)[a-z]",
-                         result.stdout)  # the one HTML: digest's anchor on each paper entry
+                         rest)  # the one HTML: digest's anchor on each paper entry

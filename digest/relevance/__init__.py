@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ._bibtex import parse_bibtex
 from ._library import Library, load_library
-from ._links import SEARCH_URL, Link, paper_link, title_search_url
+from ..links import SEARCH_URL, Link, paper_link, title_search_url
 from ._profile import PROFILE_KEYS, Profile, parse_profile
 from ._rank import Excluded, Ranked, Ranking, rank, ranking_report, select
 from ._similarity import METHODS

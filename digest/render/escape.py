@@ -9,7 +9,8 @@
 
 Every format first drops control characters and bidirectional overrides, which
 could rewrite a terminal or reorder what a reader sees.
-Links in an issue come only from ingested records, through :func:`safe_url`.
+Links in an issue come only from ingested records, or from digest itself (``digest.links``:
+the arXiv page of a known id, else arXiv's title search), through :func:`safe_url`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..links import paper_link
 from ..models import Issue, IssueSection, Paper, Stats
 from ..weeks import date_range
 from .chart import Chart, bar_chart, shorten
@@ -159,7 +160,7 @@ def section_title(section: IssueSection) -> str:
 
 
 def paper_view(paper: Paper, gist: str, ref: str = "") -> PaperView:
-    url = safe_url(paper.url)
+    url = safe_url(paper.url) or safe_url(paper_link(paper).url)  # every paper has a link
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
                      authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
                      anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref,

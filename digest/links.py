@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, urlsplit
 
-from ..models import Paper
-from ..normalize import arxiv_abs_url
+from .models import Paper
+from .normalize import arxiv_abs_url
 
 __all__ = ["Link", "SEARCH_URL", "paper_link", "title_search_url"]
 
