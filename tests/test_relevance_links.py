@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from digest.dedup import deduplicate
 from digest.ingest import load_sources
+from digest.links import MAX_QUERY_CHARS
 from digest.models import Paper
 from digest.relevance import paper_link, title_search_url
-from digest.links import MAX_QUERY_CHARS
 
 HOSTILE = [
     'A "quoted" title',

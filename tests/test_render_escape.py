@@ -17,8 +17,8 @@ from digest.render import Renderer, clean_text, escape_markdown, plain_text, saf
 
 from .render_samples import (
     HOSTILE,
-    allowed_links,
     SectionSpec,
+    allowed_links,
     hostile_issue,
     inline_text,
     make_issue,

@@ -12,9 +12,9 @@ Offline and deterministic; sklearn and numpy are imported only when a library is
 
 from __future__ import annotations
 
+from ..links import SEARCH_URL, Link, paper_link, title_search_url
 from ._bibtex import parse_bibtex
 from ._library import Library, load_library
-from ..links import SEARCH_URL, Link, paper_link, title_search_url
 from ._profile import PROFILE_KEYS, Profile, parse_profile
 from ._rank import Excluded, Ranked, Ranking, rank, ranking_report, select
 from ._similarity import METHODS
