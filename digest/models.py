@@ -9,6 +9,7 @@ All are immutable; stages build new values instead of editing old ones.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -164,3 +165,7 @@ class Issue:
     model: str | None
     fallback_themes: tuple[str, ...] = field(default=())
     cost_usd: float = 0.0  # what the run's LLM calls cost (LLMStats.cost_usd)
+    # Relevance (digest.relevance): why each paper was chosen, by paper id ("matches: world
+    # model"), and the papers past --max-papers, listed by title and link only.
+    reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    also: tuple[Paper, ...] = ()

@@ -38,6 +38,7 @@ class PaperView:
     anchor: Trusted = Trusted("")  # the id of its entry, which citations link to
     ref: str = ""  # "2.3": its section and place, how plain text cites it
     also_listed_as: str = ""  # the other titles a merged paper was listed under, "; "-joined
+    reasons: str = ""  # why the reader's profile chose it: "matches: world model · follows: …"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class IssueView:
     model: str | None
     cost: Trusted
     fallback_themes: tuple[str, ...]
+    also: tuple[PaperView, ...] = ()  # past --max-papers: title and link only
 
 
 def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
@@ -115,7 +117,8 @@ def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
         sections=sections, chart=chart, chart_text=tuple(map(Trusted, chart.text_lines())),
         rising=rising_themes(issue.week, past_themes(issue), history), stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
-        fallback_themes=issue.fallback_themes)
+        fallback_themes=issue.fallback_themes,
+        also=tuple(paper_view(paper, "") for paper in issue.also))
 
 
 def section_views(issue: Issue) -> tuple[SectionView, ...]:
@@ -124,7 +127,8 @@ def section_views(issue: Issue) -> tuple[SectionView, ...]:
     for number, section in enumerate(issue.sections, start=1):
         title = section_title(section)
         anchor = github_slug(clean_text(title), taken, fallback=f"theme-{number}")
-        papers = tuple(paper_view(p, section.summary.gists.get(p.id, ""), f"{number}.{place}")
+        papers = tuple(paper_view(p, section.summary.gists.get(p.id, ""), f"{number}.{place}",
+                                  reasons=issue.reasons.get(p.id, ()))
                        for place, p in enumerate(section.papers, start=1))
         views.append(SectionView(
             number=number, title=title, anchor=Trusted(anchor),
@@ -159,12 +163,14 @@ def section_title(section: IssueSection) -> str:
     return section.summary.title or section.theme.title
 
 
-def paper_view(paper: Paper, gist: str, ref: str = "") -> PaperView:
+def paper_view(paper: Paper, gist: str, ref: str = "",
+               reasons: Sequence[str] = ()) -> PaperView:
     url = safe_url(paper.url) or safe_url(paper_link(paper).url)  # every paper has a link
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
                      authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
                      anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref,
-                     also_listed_as="; ".join(paper.also_listed_as))
+                     also_listed_as="; ".join(paper.also_listed_as),
+                     reasons=" · ".join(reasons))
 
 
 def authors_line(authors: Sequence[str]) -> str:
@@ -217,7 +223,9 @@ def counts_line(issue: Issue) -> str:
     repeated = sum(1 for s in issue.sections for p in s.papers if p.times_seen > 1)
     line = (f"{papers} paper{'s' if papers != 1 else ''} in {len(issue.sections)} "
             f"theme{'s' if len(issue.sections) != 1 else ''}")
-    return line + (f"; {repeated} in more than one listing." if repeated else ".")
+    line += f"; {repeated} in more than one listing" if repeated else ""
+    also = len(issue.also)
+    return line + (f"; {also} more under Also this week." if also else ".")
 
 
 def own_intro(issue: Issue) -> str:
