@@ -44,6 +44,7 @@ from .render import Renderer
 from .report import RunReport, write_report
 from .runlock import run_lock
 from .sending import already_sent, send_recorded
+from .settings import resolve_settings, starter_config
 from .state import Store
 from .testhook import pause_at
 from .themes import ThemeBackend, make_theme_backend
@@ -414,6 +415,23 @@ def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFla
     with _handled(None, RunReport()):
         rows = store_history(_state_path(state, load_config(config)))
         _print(rows, history_lines(rows), as_json)
+
+
+@app.command("config")
+def show_config(config: ConfigPath = None, as_json: JsonFlag = False) -> None:
+    """The effective settings and where each came from (flag, env, file or default),
+    secrets masked."""
+    with _handled(None, RunReport()):
+        settings = resolve_settings(config_path=config)
+        _print(settings.shown(), settings.lines(), as_json)
+
+
+@app.command()
+def init(path: Annotated[Path, typer.Argument(help="Where to write it.")] = Path("digest.toml")
+         ) -> None:
+    """Write a commented starter digest.toml; an existing file is never overwritten."""
+    with _handled(None, RunReport()):
+        typer.echo(f"wrote {starter_config(path)}: edit it, then pass --config {path}")
 
 
 def _print(data: Any, lines: list[str], as_json: bool) -> None:
