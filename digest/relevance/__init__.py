@@ -22,6 +22,7 @@ from ._rank import Excluded, Ranked, Ranking, rank, ranking_report, select
 from ._similarity import METHODS
 from ._zotero import parse_zotero_csv
 
-__all__ = ["METHODS", "PROFILE_KEYS", "SEARCH_URL", "Choice", "Excluded", "Library", "Link", "Profile",
-           "Ranked", "Ranking", "choose", "load_library", "paper_link", "parse_bibtex", "parse_profile",
-           "parse_zotero_csv", "rank", "ranking_report", "select", "title_search_url"]
+__all__ = ["METHODS", "PROFILE_KEYS", "SEARCH_URL", "Choice", "Excluded", "Library", "Link",
+           "Profile", "Ranked", "Ranking", "choose", "load_library", "paper_link", "parse_bibtex",
+           "parse_profile", "parse_zotero_csv", "rank", "ranking_report", "select",
+           "title_search_url"]
