@@ -76,6 +76,12 @@ ThemesBackend = Annotated[str | None, typer.Option(
     "--themes", help="tfidf (offline, the default) or embeddings (the OpenAI-compatible "
     "/v1/embeddings endpoint; vectors cached in the state store).")]
 MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
+MaxPapers = Annotated[int | None, typer.Option(
+    "--max-papers", min=1, help="Only the N papers that rank best for the reader's [profile] go "
+    "to themes and the LLM; the rest are listed under 'Also this week' [config max_papers; "
+    "default: all].")]
+NoRest = Annotated[bool, typer.Option(
+    "--no-rest", help="Leave the papers past --max-papers out instead of listing them.")]
 PromptsDir = Annotated[Path | None, typer.Option(
     "--prompts", help="Folder of prompt templates overriding the shipped ones.")]
 TemplatesDir = Annotated[Path | None, typer.Option(
@@ -146,6 +152,8 @@ def newsletter(
     include_published: Annotated[bool, typer.Option(
         "--include-published", help="Keep papers that an earlier issue already carried.")] = False,
     max_themes: MaxThemes = None,
+    max_papers: MaxPapers = None,
+    no_rest: NoRest = False,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -177,7 +185,7 @@ def newsletter(
     with _handled(report, run):
         settings = load_config(config)
         options = _options(settings, week, fmt, strict, include_published, max_themes, prompts,
-                           templates)
+                           templates, max_papers=max_papers, show_rest=not no_rest)
         wanted = parse_formats(formats)  # bad values are usage errors before any work
         feed_base(site_url)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
@@ -220,6 +228,8 @@ def summarize(
     fmt: Format = None,
     strict: Strict = False,
     max_themes: MaxThemes = None,
+    max_papers: MaxPapers = None,
+    no_rest: NoRest = False,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -240,7 +250,7 @@ def summarize(
         _require_sources(sources)
         settings = load_config(config)
         options = _options(settings, week, fmt, strict, True, max_themes, prompts,
-                           templates)
+                           templates, max_papers=max_papers, show_rest=not no_rest)
         choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
                              max_tokens, deadline, dry_run)
         with Store(":memory:") as store:
@@ -338,6 +348,8 @@ def email(
     fmt: Format = None,
     strict: Strict = False,
     max_themes: MaxThemes = None,
+    max_papers: MaxPapers = None,
+    no_rest: NoRest = False,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -365,7 +377,7 @@ def email(
         # The same selection as `digest newsletter`, so that with --state the mail is that issue
         # and its LLM answers come from the cache.
         options = _options(settings, week, fmt, strict, False, max_themes, prompts,
-                           templates)
+                           templates, max_papers=max_papers, show_rest=not no_rest)
         options.use_inbox = state is not None
         options.require_records = options.by_date = True
         choices = LLMChoices(backend, model, base_url, timeout)
@@ -496,7 +508,8 @@ def _require_sources(sources: list[str] | None) -> None:
 
 def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
              include_published: bool, max_themes: int | None, prompts: Path | None,
-             templates: Path | None) -> Options:
+             templates: Path | None, *, max_papers: int | None = None,
+             show_rest: bool = True) -> Options:
     week = resolve_week(week)  # a bad --week is a usage error before any work is done
     prompts_dir = resolve("prompts", prompts, settings)
     return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
@@ -504,7 +517,9 @@ def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict
                    max_themes=resolve("max_themes", max_themes, settings, 10),
                    prompts_dir=Path(prompts_dir) if prompts_dir else None,
                    templates_dir=_templates_dir(templates, settings),
-                   sections=settings.get("themes", ()), limits=ingest_limits(settings))
+                   sections=settings.get("themes", ()), limits=ingest_limits(settings),
+                   profile=settings.get("profile"),
+                   max_papers=resolve("max_papers", max_papers, settings), show_rest=show_rest)
 
 
 @contextmanager

@@ -18,8 +18,9 @@ CONFIG_KEYS: dict[str, type] = {
     "timeout": float, "prompts": str, "templates": str,
     "api_version": str, "provider": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
-    "theme_backend": str, "embedding_model": str,
+    "theme_backend": str, "embedding_model": str, "max_papers": int,
 }
+TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION"}
 
@@ -41,9 +42,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    if "digest" in data:  # [[themes]] and [limits] beside a [digest] table
-        data = {**data["digest"], **{k: data[k] for k in ("themes", "limits") if k in data}}
-    unknown = sorted(set(data) - set(CONFIG_KEYS) - {"themes", "prices", "models", "limits"})
+    if "digest" in data:  # [[themes]], [limits] and [profile] beside a [digest] table
+        data = {**data["digest"], **{k: data[k] for k in TABLES if k in data}}
+    unknown = sorted(set(data) - set(CONFIG_KEYS) - {*TABLES, "prices", "models"})
     if unknown:
         raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known keys are "
                           f"{', '.join(sorted(CONFIG_KEYS))}")
@@ -55,6 +56,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
     if "limits" in data:
         from .ingest.limits import ingest_limits  # checked now; the run reads it again
         ingest_limits(data, str(path))
+    if "profile" in data:
+        from .relevance import parse_profile  # library paths are relative to the config file
+        data["profile"] = parse_profile(data["profile"], Path(path))
     return data
 
 

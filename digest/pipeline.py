@@ -24,6 +24,7 @@ from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
 from .publishing import publish_issue
+from .relevance import Profile, choose
 from .render import Renderer
 from .report import RunReport
 from .state import Store
@@ -54,6 +55,9 @@ class Options:
     sections: tuple[Section, ...] = ()  # fixed themes from the config file ([[themes]])
     theme_backend: ThemeBackend | None = None  # None: offline TF-IDF (--themes)
     limits: IngestLimits = field(default_factory=IngestLimits)  # caps on what is read ([limits])
+    profile: Profile | None = None  # the reader's [profile]: ranks the week (digest.relevance)
+    max_papers: int | None = None  # the top N go to themes and the LLM; the rest are listed
+    show_rest: bool = True  # list the papers past max_papers under "Also this week"
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,9 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
         records, inbox = _in_week(records, inbox, store, options.week, report)
     deduped = deduplicate(records)
     papers, already_published = _select(deduped.papers, store, options)
+    choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest)
+    papers = list(choice.papers)
+    report.relevance = dict(choice.report)
     by_id = {paper.id: paper for paper in papers}
 
     themes = group_papers(papers, max_themes=options.max_themes, sections=options.sections,
@@ -105,7 +112,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
                   model=summarizer.stats.model,
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
-                                        and summarizer.stats.backend != "offline"))
+                                        and summarizer.stats.backend != "offline"),
+                  reasons=choice.reasons, also=choice.also)
     report.counts = stats
     report.themes = [{"title": s.summary.title or s.theme.title,
                       "paper_ids": list(s.theme.paper_ids)}

@@ -66,7 +66,8 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
     renderer = Renderer(templates_dir)
     files = render_issue(issue, out, formats=formats, renderer=renderer,
                          history=archive_history(out, store))
-    papers = [paper for section in issue.sections for paper in section.papers]
+    # "Also this week" lists papers too: they count as published, so no later issue repeats them
+    papers = [paper for section in issue.sections for paper in section.papers] + list(issue.also)
     payload = {"files": {path.name: text for path, text in files.items()},
                "papers": sorted({paper.id for paper in papers}),
                "aliases": sorted({name for paper in papers for name in published_names(paper)}),

@@ -32,6 +32,7 @@ class RunReport:
     errors: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     records_other_weeks: int = 0  # records read but dated in another week than the issue's
+    relevance: dict[str, Any] = field(default_factory=dict)  # the reader's profile: what it chose
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,0 +1,79 @@
+"""The reader's profile through the CLI: `[profile]` in --config and --max-papers N."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from typer.testing import CliRunner
+
+from digest.cli import app
+
+runner = CliRunner()
+PAPER_LINE = re.compile(r"^- \*\*", re.MULTILINE)
+PAPER_LINE_TEXT = re.compile(r"^- \*\*.*$", re.MULTILINE)
+
+
+def config(tmp_path) -> str:
+    (tmp_path / "liked.json").write_text(json.dumps([
+        {"title": "Learning World Models for Robot Control"},
+        {"title": "Dreaming of Trajectories: Model-Based Reinforcement Learning from Pixels"}]))
+    path = tmp_path / "digest.toml"
+    path.write_text('max_papers = 25\n[profile]\nlibrary = ["liked.json"]\n'
+                    'keywords = ["world model"]\nexclude = ["survey"]\n', encoding="utf-8")
+    return str(path)
+
+
+def test_newsletter_ranks_cuts_and_lists_the_rest(seeds, tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["newsletter", str(seeds), "--config", config(tmp_path),
+                                 "--week", "2026-W47", "--backend", "offline", "--out", str(out),
+                                 "--state", str(tmp_path / "s.sqlite"),
+                                 "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    relevance = report["relevance"]
+    markdown = (out / "2026-W47.md").read_text()
+    main, also = markdown.split("\n## Also this week\n", 1)
+    assert len(PAPER_LINE.findall(main)) == 25 == report["counts"]["papers_in_issue"]
+    listed = [line for line in also.splitlines() if line.startswith("- [")]
+    assert len(listed) == relevance["papers_also"] == 179 - 25 - relevance["papers_excluded"]
+    assert relevance["papers_excluded"] >= 1 and relevance["method"] == "learned"
+    assert "matches: world model" in main  # a reason shown on the chosen papers
+    titles = [line.split("**")[1] for line in PAPER_LINE_TEXT.findall(markdown)]
+    assert len(titles) == 25 and not any("survey" in t.lower() for t in titles)  # exclude: titles
+
+
+def test_max_papers_flag_wins_over_the_config_and_no_rest_leaves_the_rest_out(seeds, tmp_path):
+    result = runner.invoke(app, ["summarize", str(seeds), "--config", config(tmp_path),
+                                 "--max-papers", "10", "--no-rest", "--backend", "offline",
+                                 "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert len(PAPER_LINE.findall(result.stdout)) == 10
+    assert "Also this week" not in result.stdout
+    relevance = json.loads((tmp_path / "r.json").read_text())["relevance"]
+    assert relevance["papers_left_out"] == 179 - 10 - relevance["papers_excluded"]
+
+
+def test_a_bad_profile_is_a_usage_error_naming_the_file(tmp_path):
+    path = tmp_path / "digest.toml"
+    path.write_text('[profile]\nkeywords = 3\n', encoding="utf-8")
+    result = runner.invoke(app, ["summarize", "x.json", "--config", str(path)])
+    assert result.exit_code == 2
+    assert "digest.toml" in result.output and "keywords" in result.output
+
+
+def test_papers_listed_under_also_this_week_count_as_published(seeds, tmp_path):
+    from digest.state import Store
+
+    result = runner.invoke(app, ["newsletter", str(seeds), "--config", config(tmp_path),
+                                 "--week", "2026-W47", "--backend", "offline",
+                                 "--out", str(tmp_path / "out"),
+                                 "--state", str(tmp_path / "s.sqlite"),
+                                 "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    relevance = json.loads((tmp_path / "r.json").read_text())["relevance"]
+    with Store(tmp_path / "s.sqlite") as store:
+        published = store.published_before("2026-W48")
+    ids = {paper_id for paper_id in published if not paper_id.startswith("~")}
+    assert len(ids) == 25 + relevance["papers_also"]  # no later issue repeats them
