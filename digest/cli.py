@@ -23,7 +23,6 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .config import digest_home, load_config, resolve
 from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
@@ -33,22 +32,22 @@ from .history import status as store_status
 from .inbox import keep_in_inbox
 from .ingest import ingest_limits, load_sources
 from .ingest.sources import read_stdin
-from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
+from .llm.wiring import degraded_error, plan_table
 from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
-from .pipeline import Built, Options, build_issue, dedup_sources, weeks_with_records, write_issue
+from .pipeline import weeks_with_records, write_issue
 from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
 from .report import RunReport, write_report
+from .run import Digest
 from .runlock import run_lock
 from .sending import already_sent, send_recorded
 from .settings import resolve_settings, starter_config
 from .state import Store
 from .testhook import pause_at
-from .themes import ThemeBackend, make_theme_backend
-from .weeks import current_week, resolve_week
+from .weeks import current_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
@@ -183,16 +182,18 @@ def newsletter(
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
-        settings = load_config(config)
-        options = _options(settings, week, fmt, strict, include_published, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
+        digest = _digest(config, dry_run, out=out, state=state, backend=backend, model=model,
+                         format=fmt, max_themes=max_themes, max_papers=max_papers,
+                         theme_backend=themes, prompts=prompts, templates=templates,
+                         base_url=base_url, timeout=timeout, concurrency=concurrency,
+                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
+        options = digest.options(week, strict=strict, include_published=include_published,
+                                 show_rest=not no_rest)
         wanted = parse_formats(formats)  # bad values are usage errors before any work
         feed_base(site_url)
-        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
-                             max_tokens, deadline, dry_run)
         options.use_inbox = options.require_records = options.by_date = True
-        out_dir = Path(resolve("out", out, settings, "outputs"))
-        with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
+        out_dir = Path(digest.settings["out"])
+        with publishing_session(Path(digest.settings["state"]), out_dir, command="newsletter",
                                 week=options.week, wait_s=wait, new_store=new_store,
                                 dry_run=dry_run) as store:
             if not sources and not store.inbox(options.week):
@@ -209,7 +210,7 @@ def newsletter(
             for issue_week in weeks:  # oldest first, each once
                 weekly = replace(options, week=issue_week)
                 run.week = issue_week
-                built = _build(sources, weekly, choices, settings, store, run, themes)
+                built = digest.build(sources or [], weekly, store, run)
                 if _stop_after_llm(run, dry_run, fail_on_degraded):
                     return
                 path = write_issue(built, out_dir, store, run, formats=wanted,
@@ -248,13 +249,13 @@ def summarize(
     run = RunReport(week=week)
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
-        options = _options(settings, week, fmt, strict, True, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
-        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
-                             max_tokens, deadline, dry_run)
-        with Store(":memory:") as store:
-            built = _build(sources, options, choices, settings, store, run, themes)
+        digest = _digest(config, dry_run, backend=backend, model=model, format=fmt,
+                         max_themes=max_themes, max_papers=max_papers, theme_backend=themes,
+                         prompts=prompts, templates=templates, base_url=base_url,
+                         timeout=timeout, concurrency=concurrency, max_cost=max_cost,
+                         max_tokens=max_tokens, deadline=deadline)
+        built = digest.summarize(sources or [], week=week, strict=strict, show_rest=not no_rest,
+                                 report=run)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
 
@@ -276,9 +277,7 @@ def dedup(
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
-        result = dedup_sources(sources or [], fmt=resolve("format", fmt, settings), strict=strict,
-                               report=run, limits=ingest_limits(settings))
+        result = _digest(config, format=fmt).dedup(sources or [], strict=strict, report=run)
         sys.stdout.write(explain_dedup(result, groups=explain))
 
 
@@ -301,11 +300,10 @@ def ingest(
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
+        settings = resolve_settings({"format": fmt, "state": state}, config)
         data = read_stdin(None) if "-" in (sources or []) else b""
-        ingested = load_sources(sources or [], fmt=resolve("format", fmt, settings),
-                                strict=strict, stdin=lambda: data,
-                                limits=ingest_limits(settings))
+        ingested = load_sources(sources or [], fmt=settings["format"], strict=strict,
+                                stdin=lambda: data, limits=ingest_limits(settings.file))
         run.errors += [str(error) for error in ingested.errors]
         if not ingested.records:
             raise SourceError(", ".join(sources or []), "no paper found in what was given",
@@ -313,7 +311,7 @@ def ingest(
                               "e-mail, JSON, CSV or a feed); nothing was stored")
         records = [_stdin_named(record, data) for record in ingested.records]
         pause_at("ingest")
-        added = keep_in_inbox(_state_path(state, settings), records)
+        added = keep_in_inbox(Path(settings["state"]), records)
         run.counts = Stats(records_read=len(records))
         typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
                    f"({len(records) - added} already there)")
@@ -369,18 +367,18 @@ def email(
     _setup_logging(verbose)
     run = RunReport(week=week)
     with _handled(report, run):
-        settings = load_config(config)
+        digest = _digest(config, backend=backend, model=model, format=fmt, max_themes=max_themes,
+                         max_papers=max_papers, theme_backend=themes, prompts=prompts,
+                         templates=templates, base_url=base_url, timeout=timeout)
         mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
         if not sources and state is None:
             raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for "
                               "stdin (or --state to mail what `digest ingest` kept)")
         # The same selection as `digest newsletter`, so that with --state the mail is that issue
         # and its LLM answers come from the cache.
-        options = _options(settings, week, fmt, strict, False, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
+        options = digest.options(week, strict=strict, show_rest=not no_rest)
         options.use_inbox = state is not None
         options.require_records = options.by_date = True
-        choices = LLMChoices(backend, model, base_url, timeout)
         where = str(state) if state is not None and not eml else ":memory:"
         with run_lock(where, command="email", week=options.week, wait_s=wait), \
                 Store(state or ":memory:") as store:
@@ -391,7 +389,7 @@ def email(
             if done:
                 typer.echo(done)
                 return
-            built = _build(sources, options, choices, settings, store, run, themes)
+            built = digest.build(sources or [], options, store, run)
             _stop_after_llm(run, False, fail_on_degraded)
             renderer = Renderer(options.templates_dir)
             history = past_issues(load_history(out)) if out is not None else []
@@ -416,7 +414,7 @@ def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag
     """The store at a glance: run lock holder, pending issue, inbox, next and last issue,
     last sending."""
     with _handled(None, RunReport()):
-        data = store_status(_state_path(state, load_config(config)))
+        data = store_status(Path(resolve_settings({"state": state}, config)["state"]))
         _print(data, status_lines(data), as_json)
 
 
@@ -425,7 +423,7 @@ def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFla
             ) -> None:
     """Every published issue: week, papers, files, when, and whom it was sent to."""
     with _handled(None, RunReport()):
-        rows = store_history(_state_path(state, load_config(config)))
+        rows = store_history(Path(resolve_settings({"state": state}, config)["state"]))
         _print(rows, history_lines(rows), as_json)
 
 
@@ -450,17 +448,8 @@ def _print(data: Any, lines: list[str], as_json: bool) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
 
 
-def _build(sources: list[str] | None, options: Options, choices: LLMChoices,
-           settings: dict[str, Any], store: Store, run: RunReport, themes: str | None) -> Built:
-    """The pipeline with the LLM backend and theme backend the flags and config chose."""
-    with llm_setup(choices, settings) as llm:
-        options.budget, options.llm = llm.budget, llm.limits
-        options.theme_backend = _theme_backend(themes, settings, store, choices.base_url)
-        return build_issue(sources or [], options, backend=llm.backend, store=store, report=run)
 
 
-def _state_path(flag: Path | None, settings: dict[str, Any]) -> Path:
-    return Path(resolve("state", flag, settings, digest_home() / "state.sqlite"))
 
 
 def _stdin_named(record: Record, data: str | bytes) -> Record:
@@ -485,20 +474,14 @@ def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bo
     return False
 
 
-def _templates_dir(flag: Path | None, settings: dict[str, Any]) -> Path | None:
-    value = resolve("templates", flag, settings)
-    if value is None:
-        return None
-    if not Path(value).is_dir():
-        raise ConfigError(f"--templates {value}: no such folder")
-    return Path(value)
 
 
-def _theme_backend(themes: str | None, settings: dict[str, Any], store: Store,
-                   base_url: str | None) -> ThemeBackend | None:
-    return make_theme_backend(resolve("theme_backend", themes, settings, "tfidf"), store,
-                              model=settings.get("embedding_model"),
-                              base_url=resolve("base_url", base_url, settings))
+
+
+def _digest(config: Path | None, dry_run: bool = False, **flags: Any) -> Digest:
+    """The library's run, from the flags given (None: not given), the environment and the
+    config file: every command resolves its settings here, once."""
+    return Digest(resolve_settings(flags, config), dry_run=dry_run)
 
 
 def _require_sources(sources: list[str] | None) -> None:
@@ -506,20 +489,6 @@ def _require_sources(sources: list[str] | None) -> None:
         raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for stdin")
 
 
-def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
-             include_published: bool, max_themes: int | None, prompts: Path | None,
-             templates: Path | None, *, max_papers: int | None = None,
-             show_rest: bool = True) -> Options:
-    week = resolve_week(week)  # a bad --week is a usage error before any work is done
-    prompts_dir = resolve("prompts", prompts, settings)
-    return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
-                   include_published=include_published,
-                   max_themes=resolve("max_themes", max_themes, settings, 10),
-                   prompts_dir=Path(prompts_dir) if prompts_dir else None,
-                   templates_dir=_templates_dir(templates, settings),
-                   sections=settings.get("themes", ()), limits=ingest_limits(settings),
-                   profile=settings.get("profile"),
-                   max_papers=resolve("max_papers", max_papers, settings), show_rest=show_rest)
 
 
 @contextmanager
