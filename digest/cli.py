@@ -40,8 +40,8 @@ from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import weeks_with_records, write_issue
 from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
-from .report import RunReport, write_report
-from .run import Digest
+from .report import RunReport, report_json, write_report
+from .run import Digest, MissingFolder
 from .runlock import run_lock
 from .sending import already_sent, send_recorded
 from .settings import resolve_settings, starter_config
@@ -53,20 +53,21 @@ app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, "
     "75 temporary failure (LLM endpoint, mail server, or a locked, full or read-only state store).",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    no_args_is_help=True, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
 Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
     help="Listing files, directories, globs, or - for stdin.", show_default=False)]
 Week = Annotated[str | None, typer.Option(
-    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) [default: this week]. "
+    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) \\[default: this week]. "
     "newsletter and email take only that week's papers, by listing date.")]
 Backend = Annotated[str | None, typer.Option(
     help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
-Model = Annotated[str | None, typer.Option(help="Model name [env DIGEST_MODEL].")]
+Model = Annotated[str | None, typer.Option(help="Model name \\[env DIGEST_MODEL].")]
 ConfigPath = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
 ReportPath = Annotated[Path | None, typer.Option(
-    "--report", help="Write the run report (JSON) here, also when the run fails.")]
+    "--report", help="Write the run report (JSON) here, also when the run fails; - for stdout "
+    "(after the product).")]
 Format = Annotated[str | None, typer.Option(
     "--format", help="Force the input format (default: detected per source): daily-papers, "
     "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers, arxiv-listing, email.")]
@@ -77,7 +78,7 @@ ThemesBackend = Annotated[str | None, typer.Option(
 MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
 MaxPapers = Annotated[int | None, typer.Option(
     "--max-papers", min=1, help="Only the N papers that rank best for the reader's [profile] go "
-    "to themes and the LLM; the rest are listed under 'Also this week' [config max_papers; "
+    "to themes and the LLM; the rest are listed under 'Also this week' \\[config max_papers; "
     "default: all].")]
 NoRest = Annotated[bool, typer.Option(
     "--no-rest", help="Leave the papers past --max-papers out instead of listing them.")]
@@ -91,18 +92,18 @@ Formats = Annotated[str | None, typer.Option(
 SiteUrl = Annotated[str | None, typer.Option(
     "--site-url", help="Public URL of the output folder, for absolute links and ids in feed.xml.")]
 StatePath = Annotated[Path | None, typer.Option(
-    "--state", help="SQLite state store [env DIGEST_STATE; default: "
+    "--state", help="SQLite state store \\[env DIGEST_STATE; default: "
     "~/.local/share/digest/state.sqlite].")]
 Verbose = Annotated[int, typer.Option(
     "--verbose", "-v", count=True, help="More logging on stderr.")]
 # LLM options, shared too.
 BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
-    "[env OPENAI_BASE_URL].")]
+    "\\[env OPENAI_BASE_URL].")]
 Timeout = Annotated[float | None, typer.Option(
-    "--timeout", min=0.1, help="Seconds one LLM request may take [default: 60].")]
+    "--timeout", min=0.1, help="Seconds one LLM request may take \\[default: 60].")]
 Concurrency = Annotated[int | None, typer.Option(
-    "--concurrency", min=1, max=64, help="LLM calls in parallel [default: 4].")]
+    "--concurrency", min=1, max=64, help="LLM calls in parallel \\[default: 4].")]
 MaxCost = Annotated[float | None, typer.Option(
     "--max-cost", min=0, help="Make no LLM call past this many USD; the rest is summarised "
     "offline.")]
@@ -111,13 +112,13 @@ MaxTokens = Annotated[int | None, typer.Option(
     "rest is summarised offline.")]
 Deadline = Annotated[float | None, typer.Option(
     "--deadline", min=0.1, help="Seconds the LLM stage may take before the rest is summarised "
-    "offline [default: 900].")]
+    "offline \\[default: 900].")]
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
     "nothing, write nothing.")]
 Wait = Annotated[float, typer.Option(
     "--wait", min=0, help="Seconds to wait for another run holding the store's run lock "
-    "[default: 0: exit 75 at once, naming it].")]
+    "\\[default: 0: exit 75 at once, naming it].")]
 FailOnDegraded = Annotated[bool, typer.Option(
     "--fail-on-degraded", help="Exit 75 and write nothing when any part of the issue had to be "
     "summarised offline.")]
@@ -139,7 +140,7 @@ def _main(version: Annotated[bool, typer.Option(
 @app.command()
 def newsletter(
     sources: Sources = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder [default: outputs/].")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder \\[default: outputs/].")] = None,
     week: Week = None,
     state: StatePath = None,
     backend: Backend = None,
@@ -301,6 +302,8 @@ def ingest(
     with _handled(report, run):
         _require_sources(sources)
         settings = resolve_settings({"format": fmt, "state": state}, config)
+        if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
+            typer.echo("Reading a listing from the terminal; end it with Ctrl-D.", err=True)
         data = read_stdin(None) if "-" in (sources or []) else b""
         ingested = load_sources(sources or [], fmt=settings["format"], strict=strict,
                                 stdin=lambda: data, limits=ingest_limits(settings.file))
@@ -321,13 +324,13 @@ def ingest(
 def email(
     sources: Sources = None,
     to: Annotated[list[str] | None, typer.Option(  # noqa: UP007
-        "--to", help="Recipient; repeat for more [env DIGEST_MAIL_TO, comma-separated].")] = None,
+        "--to", help="Recipient; repeat for more \\[env DIGEST_MAIL_TO, comma-separated].")] = None,
     sender: Annotated[str | None, typer.Option(
-        "--from", help="Sender address [env DIGEST_MAIL_FROM].")] = None,
+        "--from", help="Sender address \\[env DIGEST_MAIL_FROM].")] = None,
     smtp_host: Annotated[str | None, typer.Option(
-        "--smtp-host", help="SMTP server [env DIGEST_SMTP_HOST].")] = None,
+        "--smtp-host", help="SMTP server \\[env DIGEST_SMTP_HOST].")] = None,
     smtp_port: Annotated[int | None, typer.Option(
-        "--smtp-port", min=1, max=65535, help="SMTP port [env DIGEST_SMTP_PORT; default 587].")
+        "--smtp-port", min=1, max=65535, help="SMTP port \\[env DIGEST_SMTP_PORT; default 587].")
     ] = None,
     eml: Annotated[bool, typer.Option(
         "--eml", help="Write the message to stdout (for `sendmail -t`) instead of sending it.")
@@ -335,10 +338,10 @@ def email(
     week: Week = None,
     state: Annotated[Path | None, typer.Option(
         help="State store to reuse for the LLM cache and the inbox; nothing is marked "
-        "published [default: none].")] = None,
+        "published \\[default: none].")] = None,
     out: Annotated[Path | None, typer.Option(
         help="The newsletter's output folder: its history gives the rising themes "
-        "[default: none].")] = None,
+        "\\[default: none].")] = None,
     backend: Backend = None,
     model: Model = None,
     config: ConfigPath = None,
@@ -503,7 +506,7 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
             raise
         error = caught if isinstance(caught, DigestError) else unexpected_fault(caught)
         run.errors.append(str(error))
-        typer.echo(f"Error: {error}", err=True)
+        typer.echo(f"Error: {error}{_flag_hint(error)}", err=True)
         code = error.exit_code
     except Exception as error:  # noqa: BLE001 - the report must say the run failed
         run.errors.append(f"internal error: {type(error).__name__}: {error}")
@@ -518,9 +521,19 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
 
 
 
+def _flag_hint(error: DigestError) -> str:
+    """The library names the setting; the CLI adds the flag that sets it."""
+    if isinstance(error, MissingFolder):
+        return f" (--{error.setting} DIR, or `{error.setting}` in the config file)"
+    return ""
+
+
 def _write_report(path: Path, run: RunReport, code: int) -> None:
     """A report that cannot be written is a warning, not a failure, once the issue is out:
     the exit code must still say what happened to the issue (and let `&& digest email` run)."""
+    if str(path) == "-":  # --report -: after the product, on stdout
+        sys.stdout.write(report_json(run))
+        return
     try:
         write_report(path, run)
     except OSError as error:

@@ -40,10 +40,10 @@ class Digest:
                 include_published: bool = False, show_rest: bool = True) -> Options:
         """The pipeline's options for one week (``None``: this week; ``last``: the last one)."""
         s = self.settings
-        return Options(week=resolve_week(week), fmt=s["format"], strict=strict,
+        return Options(week=resolve_week(week_name(week)), fmt=s["format"], strict=strict,
                        include_published=include_published, max_themes=s["max_themes"],
-                       prompts_dir=Path(s["prompts"]) if s["prompts"] else None,
-                       templates_dir=templates_folder(s["templates"]),
+                       prompts_dir=folder("prompts", s["prompts"]),
+                       templates_dir=folder("templates", s["templates"]),
                        sections=s.file.get("themes", ()), limits=ingest_limits(s.file),
                        profile=s.file.get("profile"), max_papers=s["max_papers"],
                        show_rest=show_rest)
@@ -81,10 +81,24 @@ class Digest:
                           self.dry_run)
 
 
-def templates_folder(value: str | Path | None) -> Path | None:
-    """The issue templates folder, checked: a missing one is an error before any work."""
+class MissingFolder(ConfigError):
+    """A folder setting (``prompts``, ``templates``) names no folder; ``setting`` says which,
+    so that the CLI can name its flag."""
+
+    def __init__(self, setting: str, value: str | Path) -> None:
+        self.setting = setting
+        super().__init__(f"{setting} folder {value}: no such folder")
+
+
+def folder(setting: str, value: str | Path | None) -> Path | None:
+    """A folder the settings name, checked before any work is done (None: the shipped one)."""
     if value is None:
         return None
     if not Path(value).is_dir():
-        raise ConfigError(f"templates folder {value}: no such folder")
+        raise MissingFolder(setting, value)
     return Path(value)
+
+
+def week_name(week: str | None) -> str | None:
+    """``2026-w47`` is ``2026-W47``: ISO week names are read case-insensitively."""
+    return week.strip().upper() if week and week.strip()[:4].isdigit() else week
