@@ -96,6 +96,8 @@ StatePath = Annotated[Path | None, typer.Option(
     "~/.local/share/digest/state.sqlite].")]
 Verbose = Annotated[int, typer.Option(
     "--verbose", "-v", count=True, help="More logging on stderr.")]
+Quiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Only errors on stderr: no warnings (they stay in the run report).")]
 # LLM options, shared too.
 BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
@@ -160,6 +162,7 @@ def newsletter(
     formats: Formats = None,
     site_url: SiteUrl = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     concurrency: Concurrency = None,
@@ -180,7 +183,7 @@ def newsletter(
 
     With no SOURCE, the issue is made of what `digest ingest` kept in the state store.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
         digest = _digest(config, dry_run, out=out, state=state, backend=backend, model=model,
@@ -236,6 +239,7 @@ def summarize(
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     concurrency: Concurrency = None,
@@ -246,7 +250,7 @@ def summarize(
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
     """On demand: the same pipeline, the issue as Markdown on stdout; state untouched."""
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
         _require_sources(sources)
@@ -272,9 +276,10 @@ def dedup(
     fmt: Format = None,
     strict: Strict = False,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Merge the papers several listings carried; print the counts (and why, with --explain)."""
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
@@ -291,13 +296,14 @@ def ingest(
     fmt: Format = None,
     strict: Strict = False,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Keep listings in the state store for the next issue (a mail hook reads stdin).
 
     `digest ingest -` reads one listing e-mail on stdin. Exit 75 on any state-store fault
     (busy, full, read-only, damaged): the mail system keeps the mail and retries.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
@@ -355,6 +361,7 @@ def email(
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     fail_on_degraded: FailOnDegraded = False,
@@ -367,7 +374,7 @@ def email(
 
     Exit 75 when the SMTP server is unavailable or defers the message: try again later.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
         digest = _digest(config, backend=backend, model=model, format=fmt, max_themes=max_themes,
@@ -554,8 +561,9 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _setup_logging(verbose: int) -> None:
-    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+def _setup_logging(verbose: int, quiet: bool = False) -> None:
+    level = (logging.ERROR if quiet else logging.WARNING if verbose == 0
+             else logging.INFO if verbose == 1 else logging.DEBUG)
     logger = logging.getLogger("digest")
     logger.setLevel(level)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):

@@ -94,3 +94,15 @@ def test_ingest_dash_on_a_terminal_says_it_is_waiting(tmp_path):
         process.kill()
         os.close(primary)
     assert b"Reading a listing from the terminal; end it with Ctrl-D." in stderr
+
+
+def test_quiet_keeps_warnings_off_stderr(tmp_path):
+    listing = tmp_path / "cut.jsonl"
+    listing.write_text('{"title": "Graph learning at scale, in depth", "abstract": "We study '
+                       'graph learning with many words here.", "url": "https://arxiv.org/abs/'
+                       '2601.00001"}\nnot json\n', encoding="utf-8")
+    args = ["summarize", str(listing), "--week", "2026-W47", "--backend", "offline"]
+    loud, quiet = _run(*args), _run(*args, "-q")
+    assert loud.exit_code == quiet.exit_code == 0
+    assert "WARNING" in loud.stderr and "cut.jsonl:2" in loud.stderr
+    assert quiet.stderr == "" and quiet.stdout == loud.stdout
