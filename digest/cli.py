@@ -214,7 +214,7 @@ def newsletter(
             for issue_week in weeks:  # oldest first, each once
                 weekly = replace(options, week=issue_week)
                 run.week = issue_week
-                built = digest.build(sources or [], weekly, store, run)
+                built = digest.build(sources or [], weekly, store, run, out=out_dir)
                 if _stop_after_llm(run, dry_run, fail_on_degraded):
                     return
                 path = write_issue(built, out_dir, store, run, formats=wanted,

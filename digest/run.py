@@ -21,7 +21,9 @@ from .dedup import DedupResult
 from .errors import ConfigError
 from .ingest import ingest_limits
 from .llm.wiring import LLMChoices, llm_setup
+from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
+from .publishing import archive_history
 from .report import RunReport
 from .settings import Settings, resolve_settings
 from .state import Store
@@ -49,14 +51,18 @@ class Digest:
                        show_rest=show_rest)
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
-              report: RunReport | None = None) -> Built:
+              report: RunReport | None = None, *, out: Path | None = None) -> Built:
         """The pipeline with the LLM backend, budget, limits and theme backend the settings
-        chose; the backends are closed when it returns."""
+        chose; the backends are closed when it returns. With ``out`` (the output folder the
+        issue will be published in) its earlier issues give the rising themes, so that
+        ``Built.markdown`` is exactly the file ``write_issue`` writes there."""
         s = self.settings
+        history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
             themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
                                         base_url=s["base_url"])
-            ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes)
+            ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
+                            history=history or options.history)
             return build_issue(list(sources), ready, backend=llm.backend, store=store,
                                report=report)
 

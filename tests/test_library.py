@@ -61,3 +61,23 @@ def test_the_public_api_is_pinned():
         "load_sources", "plan_batches", "register_backend", "resolve_settings", "write_issue"]
     for name in digest.__all__:
         assert getattr(digest, name) is not None, name
+
+
+def test_built_markdown_is_exactly_what_newsletter_writes(tmp_path):
+    """With earlier issues in the output folder the written file gains "Rising themes": the
+    Built the library returns must already be that file."""
+    from digest.outputs import publish
+    from digest.report import RunReport
+
+    from .render_samples import earlier_issue
+
+    out = tmp_path / "out"
+    out.mkdir()
+    publish(earlier_issue("2026-W46"), out, formats=["md"])
+    run = digest.Digest(digest.resolve_settings({"backend": "offline"}))
+    with digest.Store(tmp_path / "state.sqlite") as store:
+        built = run.build([str(ROOT / "examples")], run.options("2026-W47"), store, out=out)
+        path = digest.write_issue(built, out, store, RunReport())
+    written = path.read_text(encoding="utf-8")
+    assert "Rising themes" in written
+    assert written == built.markdown
