@@ -285,14 +285,25 @@ def _squash(text: str) -> str:
     return re.sub(r"[\s-]+", " ", text.lower())
 
 
-def _find_name(name: str, sentence: str) -> re.Match[str] | None:
-    """Where the title's method name (or its plural) appears as whole words."""
-    return _name_pattern(name).search(_squash(sentence))
+def _find_name(name: str, sentence: str) -> int | None:
+    """Where the title's method name (or its plural) first appears as whole words: the
+    ``(?<!\\w)name(?:e?s)?(?!\\w)`` search of the squashed texts, without compiling a pattern
+    per paper."""
+    needle, text = _squash(name), _squash(sentence)
+    start = text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if not (start and _is_word_char(text[start - 1])) and any(
+                text.startswith(tail, end) and not _is_word_char(text[end + len(tail):][:1])
+                for tail in ("es", "s", "")):
+            return start
+        start = text.find(needle, start + 1)
+    return None
 
 
-@lru_cache(maxsize=1024)
-def _name_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(_squash(name))}(?:e?s)?(?!\w)")
+def _is_word_char(char: str) -> bool:
+    """What ``\\w`` matches: a letter, digit or underscore (empty: no character)."""
+    return char.isalnum() or char == "_"
 
 
 def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[str]) -> float:
@@ -307,9 +318,9 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
     if re.search(r"\bin this (?:paper|work|thesis|article|study)\b", sentence, re.IGNORECASE):
         score += 1.0
     mention = _find_name(name, sentence) if name else None
-    if mention:
+    if mention is not None:
         score += 2.0
-        if mention.start() == 0 and _DEFINITION.match(sentence):
+        if mention == 0 and _DEFINITION.match(sentence):
             score += 1.5
     if title_terms:
         score += 1.5 * len(title_terms & set(_tokens(sentence))) / len(title_terms)

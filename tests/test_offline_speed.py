@@ -7,6 +7,7 @@ shared and that the windowed selection picks exactly what a scan of every candid
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,3 +90,17 @@ def test_term_counts_see_title_terms_twice_and_mark_them_as_in_the_title():
     for term in set(tokenize(first.title)) & column.keys():
         assert counts.in_title[0, column[term]] == 1
         assert counts.matrix[0, column[term]] >= 2
+
+
+NAME_PIECES = st.sampled_from(["Net", "net", "nets", "netes", "-", " ", "_", "é", "2", "x", "Σ"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(NAME_PIECES, min_size=1, max_size=4).map("".join),
+       st.lists(st.one_of(NAME_PIECES, st.text(max_size=2)), max_size=12).map("".join))
+def test_finding_the_method_name_without_a_pattern_per_paper_matches_the_regex(name, sentence):
+    # issue 15: _find_name compiled a regex per sentence (a new one per paper even when cached)
+    squashed = offline._squash(name)
+    pattern = rf"(?<!\w){re.escape(squashed)}(?:e?s)?(?!\w)"
+    expected = re.search(pattern, offline._squash(sentence))
+    assert offline._find_name(name, sentence) == (expected.start() if expected else None)

@@ -286,9 +286,9 @@ def test_an_empty_week_through_the_cli_is_a_short_issue_that_says_so(tmp_path):
     assert result.stdout.strip() == str(out / "2026-W47.md")
     markdown = (out / "2026-W47.md").read_text()
     assert markdown == (
-        f"# {TITLE}\n\nNo papers this week: the listings read held no records of this week, "
-        "so there is nothing to report.\n\n---\n\n0 records read · 0 duplicates merged · 0 papers · "
-        "0 themes · backend offline · cost $0.00\n")
+        f"# {TITLE}\n\nNo papers this week: the listings read held no records of this "
+        "week, so there is nothing to report.\n\n---\n\n0 records read · 0 duplicates merged · "
+        "0 papers · 0 themes · backend offline · cost $0.00\n")
     assert "No papers this week" in (out / "2026-W47.html").read_text()
     assert "No papers this week" in (out / "2026-W47.txt").read_text()
     assert json.loads((tmp_path / "report.json").read_text())["counts"]["papers_in_issue"] == 0
