@@ -97,7 +97,9 @@ def run_digest(pages: Path, workdir: Path) -> tuple[float, float, float, dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     env["DIGEST_HOME"] = str(workdir / "home")
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
+    # Run outside the checkout: `-m digest` imports from the working directory first, and
+    # PYTHONPATH must be able to point the benchmark at another copy of digest.
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
