@@ -26,7 +26,6 @@ _INVISIBLE = re.compile(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # lone halves (from JSON "\ud800") cannot be encoded
-_WHITESPACE = re.compile(r"\s+")
 _MAX_PASSES = 6
 MAX_CLEAN_CHARS = 100_000
 _ASCII_WORK = re.compile(r"[\\$`~]|''")  # ASCII that LaTeX clean-up may rewrite
@@ -58,7 +57,7 @@ def clean_text(text: str) -> str:
     """
     text = text[:MAX_CLEAN_CHARS]
     if text.isascii() and not _ASCII_WORK.search(text):  # most titles: one cheap pass is enough
-        return _WHITESPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+        return collapse_whitespace(_CONTROL.sub(" ", text))
     for _ in range(_MAX_PASSES):
         cleaned = _clean_once(text)
         if cleaned == text:
@@ -74,7 +73,13 @@ def _clean_once(text: str) -> str:
     text = _CONTROL.sub(" ", text)
     text = strip_latex(text)
     text = unicodedata.normalize("NFC", text)
-    return _WHITESPACE.sub(" ", text).strip()
+    return collapse_whitespace(text)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace to one space, none at the ends: ``re.sub(r"\\s+", " ", text).strip()``
+    (``str.split`` and ``\\s`` agree on what whitespace is), without a substitution per space."""
+    return " ".join(text.split())
 
 
 def title_key(title: str) -> str:

@@ -22,10 +22,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from digest.models import CitedText, Paper, SummarySegment
 
-__all__ = ["paper_gist", "split_sentences", "theme_summary"]
+__all__ = ["paper_gist", "paper_gists", "split_sentences", "theme_summary"]
 
 logger = logging.getLogger("digest.offline")
 
@@ -245,19 +246,24 @@ _NUMBER = re.compile(r"\d[\d.,]*\s?%|\b\d+(?:\.\d+)?[kKMB×x]?\b(?!\))")
 
 def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
     """One line saying what the paper does, taken from its abstract's own sentences."""
-    sentences = [s for s in map(_clean, split_sentences(paper.abstract)) if re.search(r"\w", s)]
+    table = [row for row in _sentence_table(paper.abstract) if row.has_word]
     title = " ".join(paper.title.split())
-    if sentences:
+    if table:
         name = _title_name(title)
         title_terms = set(_tokens(title))
-        scores = [_gist_score(s, i, name, title_terms) for i, s in enumerate(sentences)]
-        best = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+        scores = [_gist_score(row.clean, i, name, title_terms) for i, row in enumerate(table)]
+        best = max(range(len(table)), key=lambda i: (scores[i], -i))
         if scores[best] <= -5:
             logger.debug("no usable sentence in %s; using the first", paper.id)
             best = 0
-        return _shorten(_rewrite(sentences[best]), max_chars)
+        return _shorten(table[best].text, max_chars)
     logger.debug("empty abstract for %s: no gist (the title is shown already)", paper.id)
     return ""
+
+
+def paper_gists(papers: Sequence[Paper], *, max_chars: int = 220) -> dict[str, str]:
+    """Each paper's gist by id: what a batch needs when its theme is summarised as a whole."""
+    return {paper.id: paper_gist(paper, max_chars=max_chars) for paper in papers}
 
 
 def _is_link(sentence: str) -> bool:
@@ -279,9 +285,25 @@ def _squash(text: str) -> str:
     return re.sub(r"[\s-]+", " ", text.lower())
 
 
-def _find_name(name: str, sentence: str) -> re.Match[str] | None:
-    """Where the title's method name (or its plural) appears as whole words."""
-    return re.search(rf"(?<!\w){re.escape(_squash(name))}(?:e?s)?(?!\w)", _squash(sentence))
+def _find_name(name: str, sentence: str) -> int | None:
+    """Where the title's method name (or its plural) first appears as whole words: the
+    ``(?<!\\w)name(?:e?s)?(?!\\w)`` search of the squashed texts, without compiling a pattern
+    per paper."""
+    needle, text = _squash(name), _squash(sentence)
+    start = text.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if not (start and _is_word_char(text[start - 1])) and any(
+                text.startswith(tail, end) and not _is_word_char(text[end + len(tail):][:1])
+                for tail in ("es", "s", "")):
+            return start
+        start = text.find(needle, start + 1)
+    return None
+
+
+def _is_word_char(char: str) -> bool:
+    """What ``\\w`` matches: a letter, digit or underscore (empty: no character)."""
+    return char.isalnum() or char == "_"
 
 
 def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[str]) -> float:
@@ -296,9 +318,9 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
     if re.search(r"\bin this (?:paper|work|thesis|article|study)\b", sentence, re.IGNORECASE):
         score += 1.0
     mention = _find_name(name, sentence) if name else None
-    if mention:
+    if mention is not None:
         score += 2.0
-        if mention.start() == 0 and _DEFINITION.match(sentence):
+        if mention == 0 and _DEFINITION.match(sentence):
             score += 1.5
     if title_terms:
         score += 1.5 * len(title_terms & set(_tokens(sentence))) / len(title_terms)
@@ -346,14 +368,59 @@ _CONNECTIVE = re.compile(
     r"|^[^,.;]{1,60}, (?:however|though|therefore|thus|instead|in turn|in contrast),", re.I)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    """One sentence of an abstract, with everything that depends on its text alone."""
+
+    index: int  # among all the abstract's sentences
+    clean: str  # markup stripped: what a gist is scored on
+    text: str  # rewritten to stand alone: what a gist or summary shows
+    has_word: bool
+    counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
+    role: int
+    eligible: bool  # for a summary, but for the length limit
+    results: bool
+    anaphora: int  # 2 opens with one ("It ...", "However, ..."), 1 has one, 0 none
+
+
+@dataclass(frozen=True, slots=True)
 class _Candidate:
     paper: int
-    index: int
-    text: str
+    sentence: _Sentence
     vector: dict[str, float]
-    role: int
     eligible: bool
+
+    @property
+    def text(self) -> str:
+        return self.sentence.text
+
+    @property
+    def role(self) -> int:
+        return self.sentence.role
+
+    @property
+    def index(self) -> int:
+        return self.sentence.index
+
+
+# Big enough that a theme's gists and its summary share one split of each abstract.
+_TABLE_CACHE = 16_384
+
+
+@lru_cache(maxsize=_TABLE_CACHE)
+def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
+    """Split, cleaned, rewritten, tokenized and flagged once per abstract."""
+    return tuple(_sentence(i, _clean(raw)) for i, raw in enumerate(split_sentences(abstract)))
+
+
+def _sentence(index: int, clean: str) -> _Sentence:
+    text = _rewrite(clean)
+    counts = tuple(Counter(_tokens(text)).items())
+    anaphora = 2 if _ANAPHORA_START.match(text) or _CONNECTIVE.search(text) else int(
+        bool(_ANAPHORA.search(text)))
+    return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
+                     _role(text, index), bool(counts) and _eligible(text, 10**9),
+                     bool(_RESULTS.search(text)), anaphora)
 
 
 def _tokens(text: str) -> list[str]:
@@ -381,24 +448,18 @@ def _normalized(vector: dict[str, float]) -> dict[str, float]:
 
 
 def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
-    """Every sentence of every abstract, as a TF-IDF vector, with its role and eligibility."""
-    rows = []
-    for p, paper in enumerate(papers):
-        for i, raw in enumerate(split_sentences(paper.abstract)):
-            text = _rewrite(_clean(raw))
-            rows.append((p, i, text, Counter(_tokens(text))))
-    df = Counter(t for *_, counts in rows for t in counts)
+    """Every sentence of every abstract, as a TF-IDF vector, with its eligibility."""
+    rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
+    df = Counter(t for _, row in rows for t, _ in row.counts)
     idf = {t: math.log((1 + len(rows)) / (1 + n)) + 1.0 for t, n in df.items()}
     return [
         _Candidate(
             paper=p,
-            index=i,
-            text=text,
-            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in counts.items()}),
-            role=_role(text, i),
-            eligible=bool(counts) and _eligible(text, max_chars),
+            sentence=row,
+            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in row.counts}),
+            eligible=row.eligible and len(row.text) <= max_chars,
         )
-        for p, i, text, counts in rows
+        for p, row in rows
     ]
 
 
@@ -437,11 +498,11 @@ def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set
     if keywords:
         score += 0.15 * sum(kw <= c.vector.keys() for kw in keywords) / len(keywords)
     score += {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}[c.role]
-    if _RESULTS.search(c.text):
+    if c.sentence.results:
         score -= 0.1
-    if _ANAPHORA_START.match(c.text) or _CONNECTIVE.search(c.text):
+    if c.sentence.anaphora == 2:
         score -= 0.1
-    elif _ANAPHORA.search(c.text):
+    elif c.sentence.anaphora == 1:
         score -= 0.05
     return score
 
@@ -503,23 +564,61 @@ def _select(
     pool: Sequence[_Candidate], relevance: Sequence[float], max_sentences: int, max_chars: int
 ) -> list[_Candidate]:
     """Maximal marginal relevance: relevant, not alike, one per paper, one background."""
-    chosen: list[_Candidate] = []
-    redundancy = [0.0] * len(pool)
-    open_ = set(range(len(pool)))
-    length = -1
-    while open_ and len(chosen) < max_sentences:
-        best = max(open_, key=lambda i: (0.75 * relevance[i] - 0.25 * redundancy[i], -i))
-        open_.discard(best)
-        pick = pool[best]
-        if length + 1 + len(pick.text) > max_chars or redundancy[best] > 0.5:
+    picking = _Picking(pool, relevance, max_chars)
+    while len(picking.chosen) < max_sentences:
+        best = picking.best_open()
+        if best is None:
+            break
+        picking.closed.add(best)
+        if picking.redundancy(best) > 0.5:
             continue
-        chosen.append(pick)
-        length += 1 + len(pick.text)
-        open_ = {
-            i
-            for i in open_
-            if pool[i].paper != pick.paper and not (pool[i].role == pick.role == BACKGROUND)
-        }
-        for i in open_:
-            redundancy[i] = max(redundancy[i], _cosine(pool[i].vector, pick.vector))
-    return chosen
+        picking.chosen.append(pool[best])
+        picking.room -= 1 + len(pool[best].text)
+    return picking.chosen
+
+
+class _Picking:
+    """The state of one MMR selection, looking only at the most relevant candidates.
+
+    A candidate's score is ``0.75 * relevance - 0.25 * redundancy`` with redundancy >= 0, so
+    none outside the ``width`` most relevant can beat one inside that scores more than
+    0.75 times the best relevance outside: the window widens until one does. The pick is the
+    one a scan of every candidate would make, at the cost of a few hundred cosines. A sentence
+    longer than the room left is passed over at once: the room only shrinks.
+    """
+
+    def __init__(self, pool: Sequence[_Candidate], relevance: Sequence[float], max_chars: int):
+        self.pool, self.relevance = pool, relevance
+        self.room = max_chars + 1  # each sentence costs its length and a space
+        self.order = sorted(range(len(pool)), key=lambda i: (-relevance[i], i))
+        self.chosen: list[_Candidate] = []
+        self.closed: set[int] = set()
+        self._redundancy: dict[int, tuple[float, int]] = {}  # value, picks counted
+        self.width = 64
+
+    def best_open(self) -> int | None:
+        while True:
+            inside = [i for i in self.order[: self.width] if self._is_open(i)]
+            best = max(inside, key=self._score) if inside else None
+            if self.width >= len(self.order):
+                return best
+            bound = 0.75 * self.relevance[self.order[self.width]]
+            if best is not None and self._score(best)[0] > bound:
+                return best
+            self.width *= 2
+
+    def redundancy(self, i: int) -> float:
+        value, counted = self._redundancy.get(i, (0.0, 0))
+        for pick in self.chosen[counted:]:
+            value = max(value, _cosine(self.pool[i].vector, pick.vector))
+        self._redundancy[i] = (value, len(self.chosen))
+        return value
+
+    def _score(self, i: int) -> tuple[float, int]:
+        return 0.75 * self.relevance[i] - 0.25 * self.redundancy(i), -i
+
+    def _is_open(self, i: int) -> bool:
+        candidate = self.pool[i]
+        return i not in self.closed and len(candidate.text) < self.room and all(
+            candidate.paper != pick.paper and not (candidate.role == pick.role == BACKGROUND)
+            for pick in self.chosen)

@@ -79,19 +79,33 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     """Count the terms of every paper, or None if no term survives pruning."""
     n = len(papers)
     vectorizer = CountVectorizer(
-        analyzer=tokenize,
+        analyzer=_as_is,
         min_df=2 if n >= 20 else 1,
         max_df=0.5 if n >= 20 else 1.0,
         dtype=np.float64,
     )
+    titles = [tokenize(p.title) for p in papers]
     try:
-        counts = vectorizer.fit_transform([paper_text(p) for p in papers]).tocsr()
+        counts = vectorizer.fit_transform(
+            [paper_terms(p, terms) for p, terms in zip(papers, titles, strict=True)]).tocsr()
     except ValueError:  # empty vocabulary: only stop words, or every term pruned
         return None
     if counts.nnz == 0:
         return None
-    in_title = (vectorizer.transform([p.title for p in papers]) > 0).astype(np.float64).tocsr()
+    in_title = (vectorizer.transform(titles) > 0).astype(np.float64).tocsr()
     return TermCounts(counts, vectorizer.get_feature_names_out(), in_title)
+
+
+def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
+    """``tokenize(paper_text(paper))`` with the title tokenized once: a line break ends every
+    phrase, so the title's terms repeat as they are; only a "$" can open math across lines."""
+    if "$" in paper.title:
+        return tokenize(paper_text(paper))
+    return title_terms + title_terms + tokenize(paper.abstract)
+
+
+def _as_is(terms: list[str]) -> list[str]:
+    return terms
 
 
 def _fold(text: str) -> str:

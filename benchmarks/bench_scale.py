@@ -1,0 +1,176 @@
+"""The whole pipeline at scale: `digest newsletter` (offline backend) on synthetic Daily Papers
+pages of 5k and 50k papers (10% repeats), against the floor measured in the same run.
+
+The floor is what no design can skip: read every page and tiktoken-count each unique abstract
+once (a plain ``encode_ordinary`` loop). Each size runs once in a fresh process; its peak RSS is
+that process's ``ru_maxrss``. The growth exponent is log(t50k / t5k) / log(10).
+
+    python benchmarks/bench_scale.py [--sizes 5000 50000] [--results benchmarks/results.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT.parent / "shared" / "seeds"
+ARXIV = ROOT.parent / "shared" / "data" / "arxiv_metadata_sample.csv"
+PAPERS_PER_PAGE = 100
+REPEAT_SHARE = 0.10
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+_HEADER = ("New\n\nGet trending papers in your email inbox!\n\nSubscribe\n\n"
+           "byAK and the research community\n\n")
+
+
+def seed_papers() -> list[tuple[str, str]]:
+    """(title, abstract) pairs of the three real pages and the 2,000 arXiv records, through
+    digest's own readers."""
+    from digest.ingest import load_sources
+    records = load_sources([str(SEEDS), str(ARXIV)]).records
+    return [(r.title, r.abstract) for r in records if r.abstract]
+
+
+def synthetic_corpus(count: int, folder: Path, seed: int = 0) -> list[str]:
+    """Write ``count`` papers as Daily Papers pages (10% of them repeats of earlier ones):
+    each abstract is a real one with a sentence dropped and two borrowed, shuffled; each title a
+    real one with a made-up method name. Returns the unique abstracts."""
+    base = seed_papers()
+    rng = random.Random(seed)
+    n_unique = count - int(count * REPEAT_SHARE)
+    unique = [_made_up_paper(base, number, rng) for number in range(n_unique)]
+    papers = unique + [rng.choice(unique) for _ in range(count - len(unique))]
+    rng.shuffle(papers)
+    for page, start in enumerate(range(0, len(papers), PAPERS_PER_PAGE)):
+        entries = "".join(f"{t}\n\n{a}\n\n" for t, a in papers[start:start + PAPERS_PER_PAGE])
+        (folder / f"page_{page:04d}.txt").write_text(_HEADER + "Mar 14\n\n" + entries, "utf-8")
+    return [abstract for _, abstract in unique]
+
+
+def _made_up_paper(base: Sequence[tuple[str, str]], number: int,
+                   rng: random.Random) -> tuple[str, str]:
+    title, abstract = base[number % len(base)]
+    sentences = SENTENCE_END.split(abstract)
+    if len(sentences) > 2:
+        sentences.pop(rng.randrange(len(sentences)))
+    for _ in range(2):
+        sentences.append(rng.choice(SENTENCE_END.split(rng.choice(base)[1])))
+    rng.shuffle(sentences)
+    name = "".join(rng.choice("BCDFGKLMNPRSTVZ") + rng.choice("aeiou") for _ in range(3))
+    subtitle = title.split(": ", 1)[-1]
+    return f"{name}{number}: {subtitle}", " ".join(sentences)
+
+
+def floor_seconds(folder: Path, abstracts: Sequence[str]) -> tuple[float, float]:
+    """Read every page and count each unique abstract's tokens once: wall and CPU seconds."""
+    from digest.tokens import get_encoding
+    encoding = get_encoding()
+    started, cpu = time.perf_counter(), time.process_time()
+    for page in sorted(folder.glob("*.txt")):
+        page.read_text("utf-8")
+    for abstract in abstracts:
+        len(encoding.encode_ordinary(abstract))
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def run_digest(pages: Path, workdir: Path) -> tuple[float, float, float, dict]:
+    """Wall and CPU seconds, peak RSS (MiB) and the run report of one offline `digest newsletter`.
+    CPU time (user + system) is the steadier figure on a shared machine."""
+    report = workdir / "report.json"
+    config = workdir / "digest.toml"
+    config.write_text("[limits]\nmax_records_per_run = 100000\n", "utf-8")
+    command = [sys.executable, "-m", "digest", "newsletter", str(pages), "--backend", "offline",
+               "--config", str(config),
+               "--week", "2026-W47", "--out", str(workdir / "out"),
+               "--state", str(workdir / "state.sqlite"), "--report", str(report)]
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env["DIGEST_HOME"] = str(workdir / "home")
+    started = time.perf_counter()
+    # Run outside the checkout: `-m digest` imports from the working directory first, and
+    # PYTHONPATH must be able to point the benchmark at another copy of digest.
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"digest exited {process.returncode} on {pages}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, json.loads(report.read_text())
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+               platform.processor() or "unknown CPU")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}, load average {load:.1f} at start")
+
+
+def measure(sizes: Sequence[int]) -> list[dict]:
+    rows = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            pages = Path(tmp) / "pages"
+            pages.mkdir()
+            abstracts = synthetic_corpus(size, pages)
+            floor, floor_cpu = floor_seconds(pages, abstracts)
+            wall, cpu, rss, report = run_digest(pages, Path(tmp))
+            rows.append({"papers": size, "wall": wall, "floor": floor, "rss": rss,
+                         "cpu": cpu, "floor_cpu": floor_cpu,
+                         "in_issue": report["counts"]["papers_in_issue"],
+                         "themes": report["counts"]["themes"]})
+            print(f"{size:,} papers: {wall:.1f} s ({cpu:.1f} s CPU), floor {floor:.1f} s "
+                  f"({floor_cpu:.1f} s CPU), {wall / floor:.1f}x wall, {cpu / floor_cpu:.1f}x CPU, "
+                  f"peak RSS {rss:.0f} MiB", flush=True)
+    return rows
+
+
+def table(rows: Sequence[dict]) -> str:
+    lines = ["| papers | in issue | themes | digest wall | floor | × floor | digest CPU "
+             "| floor CPU | × floor (CPU) | peak RSS |", "|---" * 10 + "|"]
+    lines += [f"| {r['papers']:,} | {r['in_issue']:,} | {r['themes']} | {r['wall']:.1f} s | "
+              f"{r['floor']:.1f} s | {r['wall'] / r['floor']:.1f}× | {r['cpu']:.1f} s | "
+              f"{r['floor_cpu']:.1f} s | {r['cpu'] / r['floor_cpu']:.1f}× | {r['rss']:.0f} MiB |"
+              for r in rows]
+    if len(rows) >= 2:
+        first, last = rows[0], rows[-1]
+        sizes = math.log(last["papers"] / first["papers"])
+        growth = math.log(last["wall"] / first["wall"]) / sizes
+        growth_cpu = math.log(last["cpu"] / first["cpu"]) / sizes
+        lines.append(f"\nGrowth exponent {first['papers']:,} → {last['papers']:,}: "
+                     f"{growth:.2f} wall, {growth_cpu:.2f} CPU (target ≤ 1.05); "
+                     "targets at 50k: ≤ 5× floor, peak RSS ≤ 1 GB.")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 50_000])
+    parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results.md")
+    args = parser.parse_args()
+    described = machine()
+    text = table(measure(args.sizes))
+    print(text)
+    args.results.write_text(
+        "# Pipeline at scale (`make bench`, benchmarks/bench_scale.py)\n\n"
+        f"One run per size, offline backend, synthetic Daily Papers pages with 10% repeats.\n"
+        f"Machine: {described}.\nThe floor (read every page, tiktoken-count each unique abstract "
+        "once) is measured in the same run; compare ratios, not seconds.\n\n" + text + "\n",
+        "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""issue 15: the offline summarizer does each piece of work once, and its shortcuts change nothing.
+
+No timings here (they live in benchmarks/bench_scale.py): these tests check that the work is
+shared and that the windowed selection picks exactly what a scan of every candidate picks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from digest import offline
+from digest.models import Paper
+from digest.themes._text import count_terms, paper_terms, paper_text, tokenize
+
+WORDS = ["graph", "agents", "reinforcement", "learning", "policy", "reward", "diffusion", "image",
+         "model", "quantum", "spin", "lattice", "language", "tokens", "retrieval", "memory",
+         "planning", "robot"]
+
+
+def made_up_papers(count: int, seed: int) -> list[Paper]:
+    rng = random.Random(seed)
+
+    def sentence() -> str:
+        opener = rng.choice(["We propose", "This paper studies", "Recent work uses", "It shows",
+                             "However, the", "Results show that"])
+        return f"{opener} {' '.join(rng.choices(WORDS, k=rng.randint(3, 16)))}."
+    return [Paper(id=f"p{i}", title=f"Name{i}: {' '.join(rng.choices(WORDS, k=4))}",
+                  abstract=" ".join(sentence() for _ in range(rng.randint(1, 7))))
+            for i in range(count)]
+
+
+def full_scan_select(pool, relevance, max_sentences, max_chars):
+    """The selection before issue 15: every open candidate scored at every pick."""
+    chosen, redundancy, open_, length = [], [0.0] * len(pool), set(range(len(pool))), -1
+    while open_ and len(chosen) < max_sentences:
+        best = max(open_, key=lambda i: (0.75 * relevance[i] - 0.25 * redundancy[i], -i))
+        open_.discard(best)
+        pick = pool[best]
+        if length + 1 + len(pick.text) > max_chars or redundancy[best] > 0.5:
+            continue
+        chosen.append(pick)
+        length += 1 + len(pick.text)
+        open_ = {i for i in open_ if pool[i].paper != pick.paper
+                 and not (pool[i].role == pick.role == offline.BACKGROUND)}
+        for i in open_:
+            redundancy[i] = max(redundancy[i], offline._cosine(pool[i].vector, pick.vector))
+    return chosen
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 400), st.integers(0, 10_000), st.integers(1, 5),
+       st.sampled_from([60, 200, 700]))
+def test_windowed_selection_picks_what_a_full_scan_picks(count, seed, max_sentences, max_chars):
+    papers = made_up_papers(count, seed)
+    pool = [c for c in offline._candidates(papers, max_chars) if c.vector]
+    centroid = offline._centroid(pool, len(papers))
+    relevance = [offline._summary_score(c, centroid, [{"graph"}]) for c in pool]
+    expected = full_scan_select(pool, relevance, max_sentences, max_chars)
+    assert offline._select(pool, relevance, max_sentences, max_chars) == expected
+
+
+def test_gists_and_the_theme_summary_share_one_split_of_each_abstract():
+    papers = made_up_papers(50, seed=7)
+    offline._sentence_table.cache_clear()
+    gists = offline.paper_gists(papers)
+    offline.theme_summary(papers, keywords=["graph"])
+    info = offline._sentence_table.cache_info()
+    assert set(gists) == {p.id for p in papers}
+    assert info.misses == len({p.abstract for p in papers})
+    assert info.hits >= len(papers)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=80))
+def test_the_title_tokenized_once_gives_the_terms_of_the_whole_text(title, abstract):
+    paper = Paper(id="p", title=" ".join(title.split()) or "t", abstract=abstract)
+    assert paper_terms(paper, tokenize(paper.title)) == tokenize(paper_text(paper))
+
+
+def test_term_counts_see_title_terms_twice_and_mark_them_as_in_the_title():
+    papers = made_up_papers(30, seed=3)
+    counts = count_terms(papers)
+    assert counts is not None
+    column = {term: j for j, term in enumerate(counts.terms)}
+    first = papers[0]
+    for term in set(tokenize(first.title)) & column.keys():
+        assert counts.in_title[0, column[term]] == 1
+        assert counts.matrix[0, column[term]] >= 2
+
+
+NAME_PIECES = st.sampled_from(["Net", "net", "nets", "netes", "-", " ", "_", "é", "2", "x", "Σ"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(NAME_PIECES, min_size=1, max_size=4).map("".join),
+       st.lists(st.one_of(NAME_PIECES, st.text(max_size=2)), max_size=12).map("".join))
+def test_finding_the_method_name_without_a_pattern_per_paper_matches_the_regex(name, sentence):
+    # issue 15: _find_name compiled a regex per sentence (a new one per paper even when cached)
+    squashed = offline._squash(name)
+    pattern = rf"(?<!\w){re.escape(squashed)}(?:e?s)?(?!\w)"
+    expected = re.search(pattern, offline._squash(sentence))
+    assert offline._find_name(name, sentence) == (expected.start() if expected else None)
