@@ -1,4 +1,4 @@
-# One entry point for users, developers and CI (.ci/run calls `make test`).
+# One entry point for users, developers and CI (.ci/run calls `make test` and `make lint`).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -35,5 +35,7 @@ lint: $(STAMP)
 bench: $(STAMP)  ## speed and memory targets (not part of `make test`)
 	$(BIN)/python benchmarks/run.py
 
-clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+clean:  ## the venv, build files, caches and what `make demo` wrote (outputs/ keeps its .gitkeep)
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+	find outputs -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

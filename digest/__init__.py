@@ -20,6 +20,8 @@ from .llm import BACKENDS, ChatBackend, ChatRequest, Completion, register_backen
 from .models import Batch, Issue, Paper, Record, Sighting, Theme, ThemeSummary
 from .pipeline import Built, Options, build_issue, write_issue
 from .render import Renderer, escape_markdown
+from .run import Digest
+from .settings import Settings, resolve_settings
 from .state import Store
 from .themes import group_papers
 
@@ -27,9 +29,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BACKENDS", "Batch", "Budget", "Built", "ChatBackend", "ChatRequest", "Completion",
-    "ConfigError", "DedupResult", "DigestError", "IngestResult", "Issue", "LLMError",
+    "ConfigError", "DedupResult", "Digest", "DigestError", "IngestResult", "Issue", "LLMError",
     "LLMUnavailable", "Options", "Paper", "Record", "Renderer", "Sighting", "SourceError",
-    "StateError", "Store", "TemplateError", "Theme", "ThemeSummary", "build_issue",
+    "Settings", "StateError", "Store", "TemplateError", "Theme", "ThemeSummary", "build_issue",
     "deduplicate", "escape_markdown", "group_papers", "load_sources", "plan_batches",
-    "register_backend", "write_issue",
+    "register_backend", "resolve_settings", "write_issue",
 ]

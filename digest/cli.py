@@ -23,7 +23,6 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .config import digest_home, load_config, resolve
 from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
@@ -33,40 +32,42 @@ from .history import status as store_status
 from .inbox import keep_in_inbox
 from .ingest import ingest_limits, load_sources
 from .ingest.sources import read_stdin
-from .llm.wiring import LLMChoices, degraded_error, llm_setup, plan_table
+from .llm.wiring import degraded_error, plan_table
 from .mail import as_eml, build_message, send
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
 from .outputs import feed_base, load_history, parse_formats, past_issues
-from .pipeline import Built, Options, build_issue, dedup_sources, weeks_with_records, write_issue
+from .pipeline import weeks_with_records, write_issue
 from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
-from .report import RunReport, write_report
+from .report import RunReport, report_json, write_report
+from .run import Digest, MissingFolder
 from .runlock import run_lock
 from .sending import already_sent, send_recorded
+from .settings import resolve_settings, starter_config
 from .state import Store
 from .testhook import pause_at
-from .themes import ThemeBackend, make_theme_backend
-from .weeks import current_week, resolve_week
+from .weeks import current_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, "
     "75 temporary failure (LLM endpoint, mail server, or a locked, full or read-only state store).",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    no_args_is_help=True, pretty_exceptions_enable=False)
 
 # Options shared by newsletter and summarize.
 Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
     help="Listing files, directories, globs, or - for stdin.", show_default=False)]
 Week = Annotated[str | None, typer.Option(
-    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) [default: this week]. "
+    help="ISO week, e.g. 2026-W47, or 'last' (the last complete week) \\[default: this week]. "
     "newsletter and email take only that week's papers, by listing date.")]
 Backend = Annotated[str | None, typer.Option(
     help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
-Model = Annotated[str | None, typer.Option(help="Model name [env DIGEST_MODEL].")]
+Model = Annotated[str | None, typer.Option(help="Model name \\[env DIGEST_MODEL].")]
 ConfigPath = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
 ReportPath = Annotated[Path | None, typer.Option(
-    "--report", help="Write the run report (JSON) here, also when the run fails.")]
+    "--report", help="Write the run report (JSON) here, also when the run fails; - for stdout "
+    "(after the product).")]
 Format = Annotated[str | None, typer.Option(
     "--format", help="Force the input format (default: detected per source): daily-papers, "
     "json, jsonl, csv, feed (RSS/Atom), arxiv-snapshot, hf-daily-papers, arxiv-listing, email.")]
@@ -77,7 +78,7 @@ ThemesBackend = Annotated[str | None, typer.Option(
 MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
 MaxPapers = Annotated[int | None, typer.Option(
     "--max-papers", min=1, help="Only the N papers that rank best for the reader's [profile] go "
-    "to themes and the LLM; the rest are listed under 'Also this week' [config max_papers; "
+    "to themes and the LLM; the rest are listed under 'Also this week' \\[config max_papers; "
     "default: all].")]
 NoRest = Annotated[bool, typer.Option(
     "--no-rest", help="Leave the papers past --max-papers out instead of listing them.")]
@@ -91,18 +92,20 @@ Formats = Annotated[str | None, typer.Option(
 SiteUrl = Annotated[str | None, typer.Option(
     "--site-url", help="Public URL of the output folder, for absolute links and ids in feed.xml.")]
 StatePath = Annotated[Path | None, typer.Option(
-    "--state", help="SQLite state store [env DIGEST_STATE; default: "
+    "--state", help="SQLite state store \\[env DIGEST_STATE; default: "
     "~/.local/share/digest/state.sqlite].")]
 Verbose = Annotated[int, typer.Option(
     "--verbose", "-v", count=True, help="More logging on stderr.")]
+Quiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Only errors on stderr: no warnings (they stay in the run report).")]
 # LLM options, shared too.
 BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
-    "[env OPENAI_BASE_URL].")]
+    "\\[env OPENAI_BASE_URL].")]
 Timeout = Annotated[float | None, typer.Option(
-    "--timeout", min=0.1, help="Seconds one LLM request may take [default: 60].")]
+    "--timeout", min=0.1, help="Seconds one LLM request may take \\[default: 60].")]
 Concurrency = Annotated[int | None, typer.Option(
-    "--concurrency", min=1, max=64, help="LLM calls in parallel [default: 4].")]
+    "--concurrency", min=1, max=64, help="LLM calls in parallel \\[default: 4].")]
 MaxCost = Annotated[float | None, typer.Option(
     "--max-cost", min=0, help="Make no LLM call past this many USD; the rest is summarised "
     "offline.")]
@@ -111,13 +114,13 @@ MaxTokens = Annotated[int | None, typer.Option(
     "rest is summarised offline.")]
 Deadline = Annotated[float | None, typer.Option(
     "--deadline", min=0.1, help="Seconds the LLM stage may take before the rest is summarised "
-    "offline [default: 900].")]
+    "offline \\[default: 900].")]
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
     "nothing, write nothing.")]
 Wait = Annotated[float, typer.Option(
     "--wait", min=0, help="Seconds to wait for another run holding the store's run lock "
-    "[default: 0: exit 75 at once, naming it].")]
+    "\\[default: 0: exit 75 at once, naming it].")]
 FailOnDegraded = Annotated[bool, typer.Option(
     "--fail-on-degraded", help="Exit 75 and write nothing when any part of the issue had to be "
     "summarised offline.")]
@@ -139,7 +142,7 @@ def _main(version: Annotated[bool, typer.Option(
 @app.command()
 def newsletter(
     sources: Sources = None,
-    out: Annotated[Path | None, typer.Option(help="Output folder [default: outputs/].")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder \\[default: outputs/].")] = None,
     week: Week = None,
     state: StatePath = None,
     backend: Backend = None,
@@ -159,6 +162,7 @@ def newsletter(
     formats: Formats = None,
     site_url: SiteUrl = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     concurrency: Concurrency = None,
@@ -179,19 +183,21 @@ def newsletter(
 
     With no SOURCE, the issue is made of what `digest ingest` kept in the state store.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
-        settings = load_config(config)
-        options = _options(settings, week, fmt, strict, include_published, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
+        digest = _digest(config, dry_run, out=out, state=state, backend=backend, model=model,
+                         format=fmt, max_themes=max_themes, max_papers=max_papers,
+                         theme_backend=themes, prompts=prompts, templates=templates,
+                         base_url=base_url, timeout=timeout, concurrency=concurrency,
+                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
+        options = digest.options(week, strict=strict, include_published=include_published,
+                                 show_rest=not no_rest)
         wanted = parse_formats(formats)  # bad values are usage errors before any work
         feed_base(site_url)
-        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
-                             max_tokens, deadline, dry_run)
         options.use_inbox = options.require_records = options.by_date = True
-        out_dir = Path(resolve("out", out, settings, "outputs"))
-        with publishing_session(_state_path(state, settings), out_dir, command="newsletter",
+        out_dir = Path(digest.settings["out"])
+        with publishing_session(Path(digest.settings["state"]), out_dir, command="newsletter",
                                 week=options.week, wait_s=wait, new_store=new_store,
                                 dry_run=dry_run) as store:
             if not sources and not store.inbox(options.week):
@@ -208,7 +214,7 @@ def newsletter(
             for issue_week in weeks:  # oldest first, each once
                 weekly = replace(options, week=issue_week)
                 run.week = issue_week
-                built = _build(sources, weekly, choices, settings, store, run, themes)
+                built = digest.build(sources or [], weekly, store, run, out=out_dir)
                 if _stop_after_llm(run, dry_run, fail_on_degraded):
                     return
                 path = write_issue(built, out_dir, store, run, formats=wanted,
@@ -233,6 +239,7 @@ def summarize(
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     concurrency: Concurrency = None,
@@ -243,17 +250,17 @@ def summarize(
     fail_on_degraded: FailOnDegraded = False,
 ) -> None:
     """On demand: the same pipeline, the issue as Markdown on stdout; state untouched."""
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
-        options = _options(settings, week, fmt, strict, True, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
-        choices = LLMChoices(backend, model, base_url, timeout, concurrency, max_cost,
-                             max_tokens, deadline, dry_run)
-        with Store(":memory:") as store:
-            built = _build(sources, options, choices, settings, store, run, themes)
+        digest = _digest(config, dry_run, backend=backend, model=model, format=fmt,
+                         max_themes=max_themes, max_papers=max_papers, theme_backend=themes,
+                         prompts=prompts, templates=templates, base_url=base_url,
+                         timeout=timeout, concurrency=concurrency, max_cost=max_cost,
+                         max_tokens=max_tokens, deadline=deadline)
+        built = digest.summarize(sources or [], week=week, strict=strict, show_rest=not no_rest,
+                                 report=run)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
 
@@ -269,15 +276,14 @@ def dedup(
     fmt: Format = None,
     strict: Strict = False,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Merge the papers several listings carried; print the counts (and why, with --explain)."""
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
-        result = dedup_sources(sources or [], fmt=resolve("format", fmt, settings), strict=strict,
-                               report=run, limits=ingest_limits(settings))
+        result = _digest(config, format=fmt).dedup(sources or [], strict=strict, report=run)
         sys.stdout.write(explain_dedup(result, groups=explain))
 
 
@@ -290,21 +296,23 @@ def ingest(
     fmt: Format = None,
     strict: Strict = False,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Keep listings in the state store for the next issue (a mail hook reads stdin).
 
     `digest ingest -` reads one listing e-mail on stdin. Exit 75 on any state-store fault
     (busy, full, read-only, damaged): the mail system keeps the mail and retries.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
-        settings = load_config(config)
+        settings = resolve_settings({"format": fmt, "state": state}, config)
+        if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
+            typer.echo("Reading a listing from the terminal; end it with Ctrl-D.", err=True)
         data = read_stdin(None) if "-" in (sources or []) else b""
-        ingested = load_sources(sources or [], fmt=resolve("format", fmt, settings),
-                                strict=strict, stdin=lambda: data,
-                                limits=ingest_limits(settings))
+        ingested = load_sources(sources or [], fmt=settings["format"], strict=strict,
+                                stdin=lambda: data, limits=ingest_limits(settings.file))
         run.errors += [str(error) for error in ingested.errors]
         if not ingested.records:
             raise SourceError(", ".join(sources or []), "no paper found in what was given",
@@ -312,7 +320,7 @@ def ingest(
                               "e-mail, JSON, CSV or a feed); nothing was stored")
         records = [_stdin_named(record, data) for record in ingested.records]
         pause_at("ingest")
-        added = keep_in_inbox(_state_path(state, settings), records)
+        added = keep_in_inbox(Path(settings["state"]), records)
         run.counts = Stats(records_read=len(records))
         typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
                    f"({len(records) - added} already there)")
@@ -322,13 +330,13 @@ def ingest(
 def email(
     sources: Sources = None,
     to: Annotated[list[str] | None, typer.Option(  # noqa: UP007
-        "--to", help="Recipient; repeat for more [env DIGEST_MAIL_TO, comma-separated].")] = None,
+        "--to", help="Recipient; repeat for more \\[env DIGEST_MAIL_TO, comma-separated].")] = None,
     sender: Annotated[str | None, typer.Option(
-        "--from", help="Sender address [env DIGEST_MAIL_FROM].")] = None,
+        "--from", help="Sender address \\[env DIGEST_MAIL_FROM].")] = None,
     smtp_host: Annotated[str | None, typer.Option(
-        "--smtp-host", help="SMTP server [env DIGEST_SMTP_HOST].")] = None,
+        "--smtp-host", help="SMTP server \\[env DIGEST_SMTP_HOST].")] = None,
     smtp_port: Annotated[int | None, typer.Option(
-        "--smtp-port", min=1, max=65535, help="SMTP port [env DIGEST_SMTP_PORT; default 587].")
+        "--smtp-port", min=1, max=65535, help="SMTP port \\[env DIGEST_SMTP_PORT; default 587].")
     ] = None,
     eml: Annotated[bool, typer.Option(
         "--eml", help="Write the message to stdout (for `sendmail -t`) instead of sending it.")
@@ -336,10 +344,10 @@ def email(
     week: Week = None,
     state: Annotated[Path | None, typer.Option(
         help="State store to reuse for the LLM cache and the inbox; nothing is marked "
-        "published [default: none].")] = None,
+        "published \\[default: none].")] = None,
     out: Annotated[Path | None, typer.Option(
         help="The newsletter's output folder: its history gives the rising themes "
-        "[default: none].")] = None,
+        "\\[default: none].")] = None,
     backend: Backend = None,
     model: Model = None,
     config: ConfigPath = None,
@@ -353,6 +361,7 @@ def email(
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
     verbose: Verbose = 0,
+    quiet: Quiet = False,
     base_url: BaseUrl = None,
     timeout: Timeout = None,
     fail_on_degraded: FailOnDegraded = False,
@@ -365,21 +374,21 @@ def email(
 
     Exit 75 when the SMTP server is unavailable or defers the message: try again later.
     """
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
-        settings = load_config(config)
+        digest = _digest(config, backend=backend, model=model, format=fmt, max_themes=max_themes,
+                         max_papers=max_papers, theme_backend=themes, prompts=prompts,
+                         templates=templates, base_url=base_url, timeout=timeout)
         mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
         if not sources and state is None:
             raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for "
                               "stdin (or --state to mail what `digest ingest` kept)")
         # The same selection as `digest newsletter`, so that with --state the mail is that issue
         # and its LLM answers come from the cache.
-        options = _options(settings, week, fmt, strict, False, max_themes, prompts,
-                           templates, max_papers=max_papers, show_rest=not no_rest)
+        options = digest.options(week, strict=strict, show_rest=not no_rest)
         options.use_inbox = state is not None
         options.require_records = options.by_date = True
-        choices = LLMChoices(backend, model, base_url, timeout)
         where = str(state) if state is not None and not eml else ":memory:"
         with run_lock(where, command="email", week=options.week, wait_s=wait), \
                 Store(state or ":memory:") as store:
@@ -390,7 +399,7 @@ def email(
             if done:
                 typer.echo(done)
                 return
-            built = _build(sources, options, choices, settings, store, run, themes)
+            built = digest.build(sources or [], options, store, run)
             _stop_after_llm(run, False, fail_on_degraded)
             renderer = Renderer(options.templates_dir)
             history = past_issues(load_history(out)) if out is not None else []
@@ -415,7 +424,7 @@ def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag
     """The store at a glance: run lock holder, pending issue, inbox, next and last issue,
     last sending."""
     with _handled(None, RunReport()):
-        data = store_status(_state_path(state, load_config(config)))
+        data = store_status(Path(resolve_settings({"state": state}, config)["state"]))
         _print(data, status_lines(data), as_json)
 
 
@@ -424,25 +433,33 @@ def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFla
             ) -> None:
     """Every published issue: week, papers, files, when, and whom it was sent to."""
     with _handled(None, RunReport()):
-        rows = store_history(_state_path(state, load_config(config)))
+        rows = store_history(Path(resolve_settings({"state": state}, config)["state"]))
         _print(rows, history_lines(rows), as_json)
+
+
+@app.command("config")
+def show_config(config: ConfigPath = None, as_json: JsonFlag = False) -> None:
+    """The effective settings and where each came from (flag, env, file or default),
+    secrets masked."""
+    with _handled(None, RunReport()):
+        settings = resolve_settings(config_path=config)
+        _print(settings.shown(), settings.lines(), as_json)
+
+
+@app.command()
+def init(path: Annotated[Path, typer.Argument(help="Where to write it.")] = Path("digest.toml")
+         ) -> None:
+    """Write a commented starter digest.toml; an existing file is never overwritten."""
+    with _handled(None, RunReport()):
+        typer.echo(f"wrote {starter_config(path)}: edit it, then pass --config {path}")
 
 
 def _print(data: Any, lines: list[str], as_json: bool) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
 
 
-def _build(sources: list[str] | None, options: Options, choices: LLMChoices,
-           settings: dict[str, Any], store: Store, run: RunReport, themes: str | None) -> Built:
-    """The pipeline with the LLM backend and theme backend the flags and config chose."""
-    with llm_setup(choices, settings) as llm:
-        options.budget, options.llm = llm.budget, llm.limits
-        options.theme_backend = _theme_backend(themes, settings, store, choices.base_url)
-        return build_issue(sources or [], options, backend=llm.backend, store=store, report=run)
 
 
-def _state_path(flag: Path | None, settings: dict[str, Any]) -> Path:
-    return Path(resolve("state", flag, settings, digest_home() / "state.sqlite"))
 
 
 def _stdin_named(record: Record, data: str | bytes) -> Record:
@@ -467,20 +484,14 @@ def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bo
     return False
 
 
-def _templates_dir(flag: Path | None, settings: dict[str, Any]) -> Path | None:
-    value = resolve("templates", flag, settings)
-    if value is None:
-        return None
-    if not Path(value).is_dir():
-        raise ConfigError(f"--templates {value}: no such folder")
-    return Path(value)
 
 
-def _theme_backend(themes: str | None, settings: dict[str, Any], store: Store,
-                   base_url: str | None) -> ThemeBackend | None:
-    return make_theme_backend(resolve("theme_backend", themes, settings, "tfidf"), store,
-                              model=settings.get("embedding_model"),
-                              base_url=resolve("base_url", base_url, settings))
+
+
+def _digest(config: Path | None, dry_run: bool = False, **flags: Any) -> Digest:
+    """The library's run, from the flags given (None: not given), the environment and the
+    config file: every command resolves its settings here, once."""
+    return Digest(resolve_settings(flags, config), dry_run=dry_run)
 
 
 def _require_sources(sources: list[str] | None) -> None:
@@ -488,20 +499,6 @@ def _require_sources(sources: list[str] | None) -> None:
         raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for stdin")
 
 
-def _options(settings: dict[str, Any], week: str | None, fmt: str | None, strict: bool,
-             include_published: bool, max_themes: int | None, prompts: Path | None,
-             templates: Path | None, *, max_papers: int | None = None,
-             show_rest: bool = True) -> Options:
-    week = resolve_week(week)  # a bad --week is a usage error before any work is done
-    prompts_dir = resolve("prompts", prompts, settings)
-    return Options(week=week, fmt=resolve("format", fmt, settings), strict=strict,
-                   include_published=include_published,
-                   max_themes=resolve("max_themes", max_themes, settings, 10),
-                   prompts_dir=Path(prompts_dir) if prompts_dir else None,
-                   templates_dir=_templates_dir(templates, settings),
-                   sections=settings.get("themes", ()), limits=ingest_limits(settings),
-                   profile=settings.get("profile"),
-                   max_papers=resolve("max_papers", max_papers, settings), show_rest=show_rest)
 
 
 @contextmanager
@@ -516,7 +513,7 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
             raise
         error = caught if isinstance(caught, DigestError) else unexpected_fault(caught)
         run.errors.append(str(error))
-        typer.echo(f"Error: {error}", err=True)
+        typer.echo(f"Error: {error}{_flag_hint(error)}", err=True)
         code = error.exit_code
     except Exception as error:  # noqa: BLE001 - the report must say the run failed
         run.errors.append(f"internal error: {type(error).__name__}: {error}")
@@ -531,9 +528,19 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
 
 
 
+def _flag_hint(error: DigestError) -> str:
+    """The library names the setting; the CLI adds the flag that sets it."""
+    if isinstance(error, MissingFolder):
+        return f" (--{error.setting} DIR, or `{error.setting}` in the config file)"
+    return ""
+
+
 def _write_report(path: Path, run: RunReport, code: int) -> None:
     """A report that cannot be written is a warning, not a failure, once the issue is out:
     the exit code must still say what happened to the issue (and let `&& digest email` run)."""
+    if str(path) == "-":  # --report -: after the product, on stdout
+        sys.stdout.write(report_json(run))
+        return
     try:
         write_report(path, run)
     except OSError as error:
@@ -554,8 +561,9 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def _setup_logging(verbose: int) -> None:
-    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+def _setup_logging(verbose: int, quiet: bool = False) -> None:
+    level = (logging.ERROR if quiet else logging.WARNING if verbose == 0
+             else logging.INFO if verbose == 1 else logging.DEBUG)
     logger = logging.getLogger("digest")
     logger.setLevel(level)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):

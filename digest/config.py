@@ -21,6 +21,7 @@ CONFIG_KEYS: dict[str, type] = {
     "theme_backend": str, "embedding_model": str, "max_papers": int,
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
+KIND_NAMES = {str: "a string", int: "an integer", float: "a number"}
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION"}
 
@@ -50,7 +51,7 @@ def load_config(path: Path | None) -> dict[str, Any]:
                           f"{', '.join(sorted(CONFIG_KEYS))}")
     for key, kind in CONFIG_KEYS.items():
         if key in data and not isinstance(data[key], kind if kind is not float else (int, float)):
-            raise ConfigError(f"{path}: '{key}' must be a {kind.__name__}")
+            raise ConfigError(f"{path}: '{key}' must be {KIND_NAMES[kind]}")
     if "themes" in data:
         data["themes"] = parse_sections(data["themes"], str(path))
     if "limits" in data:

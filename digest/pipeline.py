@@ -25,7 +25,7 @@ from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
 from .publishing import publish_issue
 from .relevance import Profile, choose
-from .render import Renderer
+from .render import PastIssue, Renderer
 from .report import RunReport
 from .state import Store
 from .summarize import RunLimits, Summarizer
@@ -58,6 +58,7 @@ class Options:
     profile: Profile | None = None  # the reader's [profile]: ranks the week (digest.relevance)
     max_papers: int | None = None  # the top N go to themes and the LLM; the rest are listed
     show_rest: bool = True  # list the papers past max_papers under "Also this week"
+    history: tuple[PastIssue, ...] = ()  # the output folder's earlier issues (rising themes)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
                       "paper_ids": list(s.theme.paper_ids)}
                      for s in sections]
     report.llm = summarizer.stats.as_dict()
-    markdown = Renderer(options.templates_dir).markdown(issue)
+    markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown, tuple(inbox))
 

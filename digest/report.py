@@ -80,5 +80,9 @@ def _mode_for(path: Path) -> int:
         return 0o644 & ~_UMASK
 
 
+def report_json(report: RunReport) -> str:
+    return json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
 def write_report(path: Path, report: RunReport) -> None:
-    write_atomic(path, json.dumps(report.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, report_json(report))

@@ -6,7 +6,8 @@ chat backend at all: the summarize stage then uses the extractive summarizer
 in ``digest.offline``. Retries live in ``openai_chat`` and only there.
 ``runner`` schedules calls (cache, ledger, budgets, breaker, concurrency);
 ``response`` reads a completion's HTTP body (bounded, never trusted);
-``answers`` parses, cleans and validates what a model says.
+``answers`` parses, cleans and validates what a model says; ``mock`` is a recording
+in-process backend for tests (``MockBackend``: ``enqueue`` answers, read ``history``).
 """
 
 from __future__ import annotations

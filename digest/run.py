@@ -1,0 +1,110 @@
+"""The library entry point: everything a run needs, built once from the settings.
+
+``Digest(settings)`` holds the resolved settings (``digest.settings.resolve_settings``) and
+builds what a run needs from them: the options, the LLM backend with its token budget and
+limits, the theme backend, the store. Its methods are the commands' jobs, so that Python
+callers get exactly what the CLI prints::
+
+    from digest import Digest, resolve_settings
+
+    digest = Digest(resolve_settings({"backend": "offline"}))
+    print(digest.summarize(["examples/"], week="2026-W47").markdown, end="")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .dedup import DedupResult
+from .errors import ConfigError
+from .ingest import ingest_limits
+from .llm.wiring import LLMChoices, llm_setup
+from .outputs import past_issues
+from .pipeline import Built, Options, build_issue, dedup_sources
+from .publishing import archive_history
+from .report import RunReport
+from .settings import Settings, resolve_settings
+from .state import Store
+from .themes import make_theme_backend
+from .weeks import resolve_week
+
+
+class Digest:
+    """One configured digest; each method is one command's job."""
+
+    def __init__(self, settings: Settings | None = None, *, dry_run: bool = False) -> None:
+        self.settings = settings if settings is not None else resolve_settings()
+        self.dry_run = dry_run
+
+    def options(self, week: str | None = None, *, strict: bool = False,
+                include_published: bool = False, show_rest: bool = True) -> Options:
+        """The pipeline's options for one week (``None``: this week; ``last``: the last one)."""
+        s = self.settings
+        return Options(week=resolve_week(week_name(week)), fmt=s["format"], strict=strict,
+                       include_published=include_published, max_themes=s["max_themes"],
+                       prompts_dir=folder("prompts", s["prompts"]),
+                       templates_dir=folder("templates", s["templates"]),
+                       sections=s.file.get("themes", ()), limits=ingest_limits(s.file),
+                       profile=s.file.get("profile"), max_papers=s["max_papers"],
+                       show_rest=show_rest)
+
+    def build(self, sources: Sequence[str], options: Options, store: Store,
+              report: RunReport | None = None, *, out: Path | None = None) -> Built:
+        """The pipeline with the LLM backend, budget, limits and theme backend the settings
+        chose; the backends are closed when it returns. With ``out`` (the output folder the
+        issue will be published in) its earlier issues give the rising themes, so that
+        ``Built.markdown`` is exactly the file ``write_issue`` writes there."""
+        s = self.settings
+        history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
+        with llm_setup(self.llm_choices(), s.file) as llm:
+            themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
+                                        base_url=s["base_url"])
+            ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
+                            history=history or options.history)
+            return build_issue(list(sources), ready, backend=llm.backend, store=store,
+                               report=report)
+
+    def summarize(self, sources: Sequence[str], *, week: str | None = None,
+                  strict: bool = False, show_rest: bool = True,
+                  report: RunReport | None = None) -> Built:
+        """``digest summarize``: the issue in memory; no state is read or written."""
+        options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
+        with Store(":memory:") as store:
+            return self.build(sources, options, store, report)
+
+    def dedup(self, sources: Sequence[str], *, strict: bool = False,
+              report: RunReport | None = None) -> DedupResult:
+        """``digest dedup``: ingest and merge only."""
+        return dedup_sources(sources, fmt=self.settings["format"], strict=strict, report=report,
+                             limits=ingest_limits(self.settings.file))
+
+    def llm_choices(self) -> LLMChoices:
+        s = self.settings
+        return LLMChoices(s["backend"], s["model"], s["base_url"], s["timeout"],
+                          s["concurrency"], s["max_cost"], s["max_tokens"], s["deadline"],
+                          self.dry_run)
+
+
+class MissingFolder(ConfigError):
+    """A folder setting (``prompts``, ``templates``) names no folder; ``setting`` says which,
+    so that the CLI can name its flag."""
+
+    def __init__(self, setting: str, value: str | Path) -> None:
+        self.setting = setting
+        super().__init__(f"{setting} folder {value}: no such folder")
+
+
+def folder(setting: str, value: str | Path | None) -> Path | None:
+    """A folder the settings name, checked before any work is done (None: the shipped one)."""
+    if value is None:
+        return None
+    if not Path(value).is_dir():
+        raise MissingFolder(setting, value)
+    return Path(value)
+
+
+def week_name(week: str | None) -> str | None:
+    """``2026-w47`` is ``2026-W47``: ISO week names are read case-insensitively."""
+    return week.strip().upper() if week and week.strip()[:4].isdigit() else week

@@ -1,0 +1,194 @@
+"""Every setting resolved at once: flag > environment > config file > default, and from where.
+
+``resolve_settings`` is the one function that does it, for ``digest config`` and for library
+users; ``Settings.origin(name)`` says where a value came from. Secrets (the API key, the SMTP
+password) are read from the environment only and are masked whenever settings are shown.
+``starter_config`` is the commented ``digest.toml`` that ``digest init`` writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .config import CONFIG_KEYS, ENV_KEYS, digest_home, load_config
+from .errors import ConfigError
+
+MASK = "********"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name (the config file key), its environment variable, its default."""
+
+    name: str
+    default: Any = None
+    env: str | None = None
+    secret: bool = False
+    in_file: bool = True  # False: environment only (secrets, mail addresses)
+    note: str = ""
+
+
+def _defaults() -> dict[str, Any]:
+    return {"backend": "auto", "out": "outputs", "state": str(digest_home() / "state.sqlite"),
+            "max_themes": 10, "timeout": 60.0, "concurrency": 4, "deadline": 900.0,
+            "theme_backend": "tfidf"}
+
+
+_NOTES = {
+    "model": "the backend's default model when not set",
+    "context_window": "from the model's card when not set",
+    "max_output_tokens": "from the model's card when not set",
+    "batch_tokens": "from the context window when not set",
+    "prompts": "the shipped prompts when not set",
+    "templates": "the shipped templates when not set",
+    "embedding_model": "text-embedding-3-small when not set",
+}
+
+# Read from the environment only: never from a config file, never shown in clear.
+_ENV_ONLY = (
+    Setting("api_key", env="OPENAI_API_KEY", secret=True, in_file=False),
+    Setting("mail_from", env="DIGEST_MAIL_FROM", in_file=False),
+    Setting("mail_to", env="DIGEST_MAIL_TO", in_file=False),
+    Setting("smtp_host", env="DIGEST_SMTP_HOST", in_file=False),
+    Setting("smtp_port", default=587, env="DIGEST_SMTP_PORT", in_file=False),
+    Setting("smtp_user", env="DIGEST_SMTP_USER", in_file=False),
+    Setting("smtp_password", env="DIGEST_SMTP_PASSWORD", secret=True, in_file=False),
+)
+
+
+def all_settings() -> tuple[Setting, ...]:
+    """The table: every config file key (in the order of ``CONFIG_KEYS``), then the
+    environment-only ones."""
+    defaults = _defaults()
+    return tuple(Setting(name, defaults.get(name), ENV_KEYS.get(name), note=_NOTES.get(name, ""))
+                 for name in CONFIG_KEYS) + _ENV_ONLY
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings of one run, and where each came from."""
+
+    values: Mapping[str, Any]
+    origins: Mapping[str, str]  # "flag", "env NAME", "file PATH" or "default"
+    file: Mapping[str, Any]  # the checked config file, with its tables ([[themes]], [limits], …)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def origin(self, name: str) -> str:
+        return self.origins[name]
+
+    def shown(self) -> dict[str, dict[str, Any]]:
+        """Every setting with its origin, secrets masked: what ``digest config --json`` prints."""
+        table = {setting.name: setting for setting in all_settings()}
+        return {name: {"value": _masked(table[name], value), "from": self.origins[name]}
+                for name, value in self.values.items()}
+
+    def lines(self) -> list[str]:
+        """What ``digest config`` prints: one aligned line per setting."""
+        shown = self.shown()
+        width = max(len(name) for name in shown)
+        return [f"{name:<{width}} = {_show(row['value']):<40} ({row['from']})"
+                for name, row in shown.items()]
+
+
+def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path | None = None,
+                     environ: Mapping[str, str] | None = None) -> Settings:
+    """Resolve every setting: a flag that is not None wins, then a non-empty environment
+    variable, then the config file, then the default."""
+    flags = flags or {}
+    environ = os.environ if environ is None else environ
+    unknown = sorted(set(flags) - {setting.name for setting in all_settings()})
+    if unknown:
+        raise ConfigError(f"unknown settings {', '.join(unknown)}")
+    file = load_config(config_path)
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for setting in all_settings():
+        values[setting.name], origins[setting.name] = _resolve_one(
+            setting, flags.get(setting.name), file, environ, config_path)
+    return Settings(values, origins, file)
+
+
+def _resolve_one(setting: Setting, flag: Any, file: Mapping[str, Any],
+                 environ: Mapping[str, str], config_path: Path | None) -> tuple[Any, str]:
+    if flag is not None:
+        return flag, "flag"
+    if setting.env and environ.get(setting.env):
+        return environ[setting.env], f"env {setting.env}"
+    if setting.in_file and setting.name in file:
+        return file[setting.name], f"file {config_path}"
+    return setting.default, "default" + (f": {setting.note}" if setting.note else "")
+
+
+def _masked(setting: Setting, value: Any) -> Any:
+    if value is None:
+        return None
+    if setting.secret:
+        return MASK
+    if setting.name == "base_url" and isinstance(value, str):
+        return _url_without_password(value)
+    return value
+
+
+def _url_without_password(url: str) -> str:
+    """A base URL may carry ``user:password@``: show the user, never the password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK
+    if parts.password is None:
+        return url
+    host = f"{parts.username}:{MASK}@{parts.hostname or ''}"
+    host += f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=host))
+
+
+def _show(value: Any) -> str:
+    return "(not set)" if value is None else str(value)
+
+
+STARTER = '''\
+# digest.toml: settings for `digest` (pass it with --config digest.toml).
+# Precedence: a command-line flag > an environment variable > this file > the default.
+# `digest config --config digest.toml` shows the effective settings and where each came from.
+# API keys and the SMTP password are read from the environment only (OPENAI_API_KEY,
+# DIGEST_SMTP_PASSWORD), never from this file.
+
+[digest]
+# backend = "auto"            # auto, openai or offline (auto: openai when OPENAI_API_KEY or
+#                             # OPENAI_BASE_URL is set)
+# model = "gpt-4o-mini"       # [env DIGEST_MODEL]
+# base_url = "http://localhost:11434/v1"   # an OpenAI-compatible server [env OPENAI_BASE_URL]
+# out = "outputs"             # the output folder of `digest newsletter`
+# state = "~/.local/share/digest/state.sqlite"   # the state store [env DIGEST_STATE]
+# max_themes = 10
+# timeout = 60.0              # seconds one LLM request may take
+# concurrency = 4             # LLM calls in parallel
+# deadline = 900.0            # seconds the LLM stage may take
+# max_cost = 1.0              # USD; past it the rest is summarised offline
+# theme_backend = "tfidf"     # or "embeddings"
+
+# Fixed sections every issue should have (optional):
+# [[themes]]
+# title = "Reward models & RLHF"
+# keywords = ["reward model", "RLHF", "preference optimization"]
+'''
+
+
+def starter_config(path: Path) -> Path:
+    """Write the commented starter config to ``path``; an existing file is never overwritten."""
+    try:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(STARTER)
+    except FileExistsError:
+        raise ConfigError(f"{path}: already exists; nothing was written (move it away, or "
+                          "edit it)") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write ({error.strerror or error})") from None
+    return path
