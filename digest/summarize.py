@@ -297,8 +297,12 @@ class _ThemeJob:
         if not self.batches:
             self.summary = ThemeSummary("", {})
         if self.owner.backend is None:
+            # A theme of several batches is summarised once, as a whole, in _batch_done: its
+            # batches need only their gists (no summary computed to be thrown away).
+            whole = len(self.batches) > 1 and not self.owner.limits.dry_run
             for index, batch in enumerate(self.batches):
-                self._batch_done(index, offline_part(self.theme, batch))
+                self._batch_done(index, gists_part(batch) if whole
+                                 else offline_part(self.theme, batch))
             return
         # Batches go before merges and the intro, and those of a theme that needs a merge
         # go first of all: a call waits behind them.
@@ -329,6 +333,10 @@ class _ThemeJob:
     def _done(self, part: _Part) -> None:
         self.summary = ThemeSummary(part.summary, part.gists, offline=part.offline,
                                     title=part.title)
+
+
+def gists_part(batch: list[Paper]) -> _Part:
+    return _Part("", offline.paper_gists(batch), tuple(p.id for p in batch), offline=True)
 
 
 def offline_part(theme: Theme, batch: list[Paper]) -> _Part:

@@ -104,3 +104,23 @@ def test_finding_the_method_name_without_a_pattern_per_paper_matches_the_regex(n
     pattern = rf"(?<!\w){re.escape(squashed)}(?:e?s)?(?!\w)"
     expected = re.search(pattern, offline._squash(sentence))
     assert offline._find_name(name, sentence) == (expected.start() if expected else None)
+
+
+def test_offline_issue_is_the_same_whatever_the_batch_size(seeds, tmp_path):
+    """Batches of a theme get only their gists; the theme is summarised once, as a whole: the
+    issue cannot depend on how the chunker cut it (46 batches here against 8 or so)."""
+    from typer.testing import CliRunner
+
+    from digest.cli import app
+
+    small = tmp_path / "small.toml"
+    small.write_text("batch_tokens = 1500\n", encoding="utf-8")
+    runs = [CliRunner().invoke(app, ["summarize", str(seeds), "--backend", "offline", *extra,
+                                     "--report", str(tmp_path / f"r{i}.json")])
+            for i, extra in enumerate(([], ["--config", str(small)]))]
+    assert all(run.exit_code == 0 for run in runs), [run.output for run in runs]
+    import json
+    batches = [json.loads((tmp_path / f"r{i}.json").read_text())["counts"]["batches"]
+               for i in range(2)]
+    assert batches[1] > 3 * batches[0]
+    assert runs[0].stdout == runs[1].stdout
