@@ -14,6 +14,7 @@ from digest.dedup import deduplicate, explain
 from digest.models import Record, Sighting
 
 from .fixtures.dedup.evalset import boilerplate_set, pairwise_scores
+from .test_dedup import ABSTRACT  # one real-looking abstract for both files
 
 _positions = iter(range(1, 1_000_000))
 
@@ -100,13 +101,6 @@ def test_near_duplicates_do_not_chain():
 
 # Nothing disappears -----------------------------------------------------------------------
 
-ABSTRACT = (
-    "We study how widget layouts can be generated from short natural language descriptions. "
-    "A transformer encoder reads the description and a graph decoder places widgets on a grid, "
-    "guided by a learned model of alignment and spacing. On a benchmark of 12,000 mobile screens "
-    "our generator beats template retrieval and prior graph decoders in human preference and "
-    "layout validity, and ablations show that the spacing model matters most."
-)
 
 
 def test_a_paper_merged_under_other_titles_carries_them():
