@@ -77,6 +77,12 @@ MIGRATIONS: tuple[str, ...] = (
                            sent_at TEXT, answer TEXT);
     CREATE TABLE first_seen (key TEXT PRIMARY KEY, week TEXT NOT NULL);
     """,
+    # 6: titles looked up by --resolve-ids (digest.resolve), hits and misses, so a title is
+    # asked about once. ``arxiv_id`` and ``url`` are NULL for a miss.
+    """
+    CREATE TABLE resolved (title_key TEXT PRIMARY KEY, arxiv_id TEXT, url TEXT,
+                           checked_at TEXT NOT NULL);
+    """,
 )
 
 
@@ -243,6 +249,21 @@ class Store:
                                  list(keys.items()))
             return {key: self._db.execute("SELECT week FROM first_seen WHERE key = ?",
                                           (key,)).fetchone()[0] for key in keys}
+
+    # Titles looked up for an arXiv id (digest.resolve) -----------------------------------
+
+    def resolved(self, title_key: str) -> tuple[str | None, str | None, str] | None:
+        """(arXiv id, abs URL, when checked) for a title looked up before (None, None for a
+        miss), or None when it was never looked up."""
+        row = self._db.execute("SELECT arxiv_id, url, checked_at FROM resolved "
+                               "WHERE title_key = ?", (title_key,)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def remember_resolved(self, title_key: str, arxiv_id: str | None, url: str | None) -> None:
+        """Record the answer of one lookup (a miss too), with the time it was made."""
+        checked_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self._write("INSERT OR REPLACE INTO resolved (title_key, arxiv_id, url, checked_at) "
+                    "VALUES (?, ?, ?, ?)", (title_key, arxiv_id, url, checked_at))
 
     # Mail: each sending, so an issue goes out once ------------------------------------
 

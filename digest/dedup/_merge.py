@@ -35,6 +35,7 @@ def merge(cluster: Sequence[Record]) -> Paper:
         published=min((r.published for r in cluster if r.published), default=None),
         arxiv_id=arxiv_id,
         sightings=tuple(r.sighting for r in cluster),
+        upvotes=max((r.upvotes for r in cluster if r.upvotes is not None), default=None),
         also_listed_as=_other_titles(cluster, title),
     )
 
@@ -43,7 +44,7 @@ def _single(record: Record) -> Paper:
     return Paper(id=paper_id(record.arxiv_id, record.title), title=record.title,
                  abstract=record.abstract, url=record.url, authors=record.authors,
                  published=record.published, arxiv_id=record.arxiv_id,
-                 sightings=(record.sighting,))
+                 sightings=(record.sighting,), upvotes=record.upvotes)
 
 
 def _other_titles(cluster: Sequence[Record], title: str) -> tuple[str, ...]:

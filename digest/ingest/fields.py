@@ -51,7 +51,17 @@ def record_from_mapping(item: Mapping[str, Any], source: str, position: int,
         url=url,
         authors=_authors(_first(fields, AUTHOR_FIELDS)),
         published=_published(fields),
+        upvotes=_upvotes(fields.get("upvotes")),
     )
+
+
+def _upvotes(value: Any) -> int | None:
+    """Hugging Face upvotes (``paper.upvotes`` or top-level ``upvotes``): a count or nothing."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 def field_names(item: Mapping[str, Any]) -> list[str]:

@@ -1,0 +1,80 @@
+"""A fake arXiv API on 127.0.0.1 for the --resolve-ids tests: never the real host.
+
+``mode`` picks the answer: "match" (the entry whose key was asked, from ``papers``),
+"near-miss" (a different paper with a similar title), "none" (an empty feed), "503",
+"slow" (answers after ``slow_s``), "garbage" (not a feed). ``requests`` counts what came in.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+from xml.sax.saxutils import escape
+
+_FEED = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+         '<feed xmlns="http://www.w3.org/2005/Atom"><title>arXiv Query</title>{entries}</feed>')
+_ENTRY = ("<entry><id>http://arxiv.org/abs/{id}v2</id><title>{title}</title>"
+          "<summary>An abstract.</summary><link href=\"https://evil.example/{id}\" "
+          "rel=\"alternate\" type=\"text/html\"/></entry>")
+
+
+@dataclass
+class FakeArxiv:
+    papers: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (title, id)
+    mode: str = "match"
+    slow_s: float = 2.0
+    requests: list[str] = field(default_factory=list)
+    base_url: str = ""
+
+    def answer(self, query: str) -> tuple[int, bytes]:
+        asked = query.removeprefix("ti:").strip('"')
+        if self.mode == "503":
+            return 503, b"busy"
+        if self.mode == "garbage":
+            return 200, b"\x00\xffnot a feed <<<"
+        if self.mode == "slow":
+            time.sleep(self.slow_s)
+        entries = ""
+        if self.mode in ("match", "slow") and asked in self.papers:
+            title, arxiv_id = self.papers[asked]
+            entries = _ENTRY.format(id=arxiv_id, title=escape(title))
+        elif self.mode == "near-miss":
+            entries = _ENTRY.format(id="2411.99999", title=escape(asked + " revisited again"))
+        return 200, _FEED.format(entries=entries).encode()
+
+
+@contextmanager
+def fake_arxiv(fake: FakeArxiv) -> Iterator[FakeArxiv]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            parts = urlsplit(self.path)
+            query = parse_qs(parts.query).get("search_query", [""])[0]
+            fake.requests.append(query)
+            status, body = fake.answer(query)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/atom+xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up on a slow answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    fake.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
