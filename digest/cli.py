@@ -80,6 +80,10 @@ MaxPapers = Annotated[int | None, typer.Option(
     "--max-papers", min=1, help="Only the N papers that rank best for the reader's [profile] go "
     "to themes and the LLM; the rest are listed under 'Also this week' \\[config max_papers; "
     "default: all].")]
+ResolveIds = Annotated[bool | None, typer.Option(
+    "--resolve-ids/--no-resolve-ids", help="Look up the arXiv id of each paper listed without "
+    "one (arXiv's API, one request every 3 s, at most 200 a run, cached in the state store) so "
+    "its title links to its page \\[config resolve_ids; default: off].", show_default=False)]
 NoRest = Annotated[bool, typer.Option(
     "--no-rest", help="Leave the papers past --max-papers out instead of listing them.")]
 PromptsDir = Annotated[Path | None, typer.Option(
@@ -156,6 +160,7 @@ def newsletter(
     max_themes: MaxThemes = None,
     max_papers: MaxPapers = None,
     no_rest: NoRest = False,
+    resolve_ids: ResolveIds = None,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -188,6 +193,7 @@ def newsletter(
     with _handled(report, run):
         digest = _digest(config, dry_run, out=out, state=state, backend=backend, model=model,
                          format=fmt, max_themes=max_themes, max_papers=max_papers,
+                         resolve_ids=resolve_ids,
                          theme_backend=themes, prompts=prompts, templates=templates,
                          base_url=base_url, timeout=timeout, concurrency=concurrency,
                          max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
@@ -235,6 +241,7 @@ def summarize(
     max_themes: MaxThemes = None,
     max_papers: MaxPapers = None,
     no_rest: NoRest = False,
+    resolve_ids: ResolveIds = None,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -255,7 +262,8 @@ def summarize(
     with _handled(report, run):
         _require_sources(sources)
         digest = _digest(config, dry_run, backend=backend, model=model, format=fmt,
-                         max_themes=max_themes, max_papers=max_papers, theme_backend=themes,
+                         max_themes=max_themes, max_papers=max_papers, resolve_ids=resolve_ids,
+                         theme_backend=themes,
                          prompts=prompts, templates=templates, base_url=base_url,
                          timeout=timeout, concurrency=concurrency, max_cost=max_cost,
                          max_tokens=max_tokens, deadline=deadline)
@@ -357,6 +365,7 @@ def email(
     max_themes: MaxThemes = None,
     max_papers: MaxPapers = None,
     no_rest: NoRest = False,
+    resolve_ids: ResolveIds = None,
     themes: ThemesBackend = None,
     prompts: PromptsDir = None,
     templates: TemplatesDir = None,
@@ -378,7 +387,8 @@ def email(
     run = RunReport(week=week)
     with _handled(report, run):
         digest = _digest(config, backend=backend, model=model, format=fmt, max_themes=max_themes,
-                         max_papers=max_papers, theme_backend=themes, prompts=prompts,
+                         max_papers=max_papers, resolve_ids=resolve_ids, theme_backend=themes,
+                         prompts=prompts,
                          templates=templates, base_url=base_url, timeout=timeout)
         mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
         if not sources and state is None:

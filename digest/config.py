@@ -18,7 +18,8 @@ CONFIG_KEYS: dict[str, type] = {
     "timeout": float, "prompts": str, "templates": str,
     "api_version": str, "provider": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
-    "theme_backend": str, "embedding_model": str, "max_papers": int,
+    "theme_backend": str, "embedding_model": str, "max_papers": int, "resolve_ids": bool,
+    "arxiv_api": str,
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 KIND_NAMES = {str: "a string", int: "an integer", float: "a number"}

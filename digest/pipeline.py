@@ -27,6 +27,7 @@ from .publishing import publish_issue
 from .relevance import Profile, choose
 from .render import PastIssue, Renderer
 from .report import RunReport
+from .resolve import ARXIV_API, resolve_ids
 from .state import Store
 from .summarize import RunLimits, Summarizer
 from .themes import Section, ThemeBackend, group_papers
@@ -58,6 +59,8 @@ class Options:
     profile: Profile | None = None  # the reader's [profile]: ranks the week (digest.relevance)
     max_papers: int | None = None  # the top N go to themes and the LLM; the rest are listed
     show_rest: bool = True  # list the papers past max_papers under "Also this week"
+    resolve_ids: bool = False  # look up the arXiv ids of papers listed without one (network)
+    arxiv_api: str = ARXIV_API  # where --resolve-ids asks (a mirror, or a test server)
     history: tuple[PastIssue, ...] = ()  # the output folder's earlier issues (rising themes)
 
 
@@ -87,7 +90,10 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     if options.by_date:
         records, inbox = _in_week(records, inbox, store, options.week, report)
     deduped = deduplicate(records)
-    papers, already_published = _select(deduped.papers, store, options)
+    # ids found before the selection, so that papers published under an id are known by it
+    found = (resolve_ids(deduped.papers, store, base_url=options.arxiv_api)
+             if options.resolve_ids else deduped.papers)
+    papers, already_published = _select(found, store, options)
     choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest)
     papers = list(choice.papers)
     report.relevance = dict(choice.report)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from .dedup import DedupResult
 from .errors import ConfigError
@@ -29,6 +30,15 @@ from .settings import Settings, resolve_settings
 from .state import Store
 from .themes import make_theme_backend
 from .weeks import resolve_week
+
+
+def web_base(url: str, setting: str) -> str:
+    """An http(s) base URL with a host, or a ConfigError naming the setting."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{setting} = {url!r}: give an http(s) URL with a host, "
+                          "e.g. https://export.arxiv.org")
+    return url.rstrip("/")
 
 
 class Digest:
@@ -48,7 +58,8 @@ class Digest:
                        templates_dir=folder("templates", s["templates"]),
                        sections=s.file.get("themes", ()), limits=ingest_limits(s.file),
                        profile=s.file.get("profile"), max_papers=s["max_papers"],
-                       show_rest=show_rest)
+                       show_rest=show_rest, resolve_ids=bool(s["resolve_ids"]),
+                       arxiv_api=web_base(s["arxiv_api"], "arxiv_api"))
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
               report: RunReport | None = None, *, out: Path | None = None) -> Built:

@@ -36,7 +36,8 @@ class Setting:
 def _defaults() -> dict[str, Any]:
     return {"backend": "auto", "out": "outputs", "state": str(digest_home() / "state.sqlite"),
             "max_themes": 10, "timeout": 60.0, "concurrency": 4, "deadline": 900.0,
-            "theme_backend": "tfidf"}
+            "theme_backend": "tfidf", "resolve_ids": False,
+            "arxiv_api": "https://export.arxiv.org"}
 
 
 _NOTES = {
