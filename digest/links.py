@@ -21,11 +21,13 @@ from urllib.parse import quote, urlsplit
 from .models import Paper
 from .normalize import arxiv_abs_url
 
-__all__ = ["Link", "SEARCH_URL", "paper_link", "title_search_url"]
+__all__ = ["ARXIV_API", "Link", "SEARCH_URL", "is_web_url", "paper_link", "title_search_url"]
 
 SEARCH_URL = "https://arxiv.org/search/?query={query}&searchtype=title"
+ARXIV_API = "https://export.arxiv.org"  # where --resolve-ids asks, unless arxiv_api says
 MAX_QUERY_CHARS = 300
 # Letters, digits and the hyphens inside words survive; the rest is a word break.
+_UNSAFE = re.compile(r'[\s\x00-\x1f\x7f<>"]')
 _NOT_WORD = re.compile(r"[^\w\-]+|(?<!\w)-|-(?!\w)|_")
 
 LinkKind = Literal["source", "arxiv", "search"]
@@ -41,7 +43,7 @@ class Link:
 
 
 def paper_link(paper: Paper) -> Link:
-    if paper.url and _is_web_url(paper.url):
+    if paper.url and is_web_url(paper.url.strip()):
         return Link(paper.url.strip(), "source")
     if paper.arxiv_id:
         return Link(arxiv_abs_url(quote(paper.arxiv_id, safe="/.")), "arxiv")
@@ -59,7 +61,12 @@ def title_search_url(title: str) -> str:
     return SEARCH_URL.format(query=quote(query, safe=""))
 
 
-def _is_web_url(url: str) -> bool:
-    parts = urlsplit(url.strip())
-    return parts.scheme in ("http", "https") and bool(parts.netloc) and not any(
-        ch.isspace() or ch in '<>"' for ch in url.strip())
+def is_web_url(url: str) -> bool:
+    """An http(s) URL with a host (and a valid port), without blanks, controls, quotes or
+    angle brackets: what digest links to or sends requests to."""
+    try:
+        parts = urlsplit(url)
+        return (parts.scheme in ("http", "https") and bool(parts.hostname)
+                and (parts.port is None or parts.port > 0) and not _UNSAFE.search(url))
+    except ValueError:  # a bad port or IPv6 literal
+        return False

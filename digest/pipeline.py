@@ -20,6 +20,7 @@ from .dedup import DedupResult, deduplicate, known_names
 from .errors import SourceError
 from .ingest import IngestLimits, load_sources
 from .ingest.sources import StdinReader
+from .links import ARXIV_API
 from .llm import ChatBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
@@ -27,7 +28,7 @@ from .publishing import publish_issue
 from .relevance import Profile, choose
 from .render import PastIssue, Renderer
 from .report import RunReport
-from .resolve import ARXIV_API, resolve_ids
+from .resolve import resolve_ids
 from .state import Store
 from .summarize import RunLimits, Summarizer
 from .themes import Section, ThemeBackend, group_papers

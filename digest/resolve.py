@@ -30,13 +30,13 @@ from urllib.parse import quote
 
 from .errors import DigestError
 from .ingest.fetch import Fetcher
+from .links import ARXIV_API
 from .models import Paper
 from .normalize import arxiv_abs_url, clean_text, find_arxiv_id, title_key
 from .state import Store
 
 logger = logging.getLogger("digest")
 
-ARXIV_API = "https://export.arxiv.org"
 DEFAULT_LIMIT = 200
 DEFAULT_DEADLINE_S = 600.0
 MIN_RATIO = 95.0

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from .dedup import DedupResult
 from .errors import ConfigError
 from .ingest import ingest_limits
+from .links import is_web_url
 from .llm.wiring import LLMChoices, llm_setup
 from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
@@ -34,8 +34,7 @@ from .weeks import resolve_week
 
 def web_base(url: str, setting: str) -> str:
     """An http(s) base URL with a host, or a ConfigError naming the setting."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if not is_web_url(url):
         raise ConfigError(f"{setting} = {url!r}: give an http(s) URL with a host, "
                           "e.g. https://export.arxiv.org")
     return url.rstrip("/")

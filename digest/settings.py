@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .config import CONFIG_KEYS, ENV_KEYS, digest_home, load_config
 from .errors import ConfigError
+from .links import ARXIV_API
 
 MASK = "********"
 
@@ -37,7 +38,7 @@ def _defaults() -> dict[str, Any]:
     return {"backend": "auto", "out": "outputs", "state": str(digest_home() / "state.sqlite"),
             "max_themes": 10, "timeout": 60.0, "concurrency": 4, "deadline": 900.0,
             "theme_backend": "tfidf", "resolve_ids": False,
-            "arxiv_api": "https://export.arxiv.org"}
+            "arxiv_api": ARXIV_API}
 
 
 _NOTES = {

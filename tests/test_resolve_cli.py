@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
@@ -47,8 +48,9 @@ def test_without_the_flag_nothing_is_asked_and_the_title_search_is_the_link(tmp_
     assert fake.requests == [] and "https://arxiv.org/search/?query=" in result.stdout
 
 
-def test_a_bad_arxiv_api_is_a_usage_error(tmp_path):
+@pytest.mark.parametrize("url", ["ftp://x", "http://[::1", "http://host:0", "http://a b"])
+def test_a_bad_arxiv_api_is_a_usage_error(tmp_path, url):
     config = tmp_path / "digest.toml"
-    config.write_text('arxiv_api = "ftp://x"\n', encoding="utf-8")
+    config.write_text(f'arxiv_api = "{url}"\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["summarize", "x.json", "--config", str(config)])
-    assert result.exit_code == 2 and "arxiv_api" in result.output
+    assert result.exit_code == 2 and "arxiv_api" in result.output, result.output

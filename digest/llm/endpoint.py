@@ -10,12 +10,12 @@ with a stray ``OPENAI_API_VERSION`` stays on the plain OpenAI client.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..links import is_web_url
 from .base import BackendSettings
 from .faults import redact
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("digest.llm")
 
 AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
-_BLANK = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def make_client(settings: BackendSettings) -> openai.OpenAI:
@@ -64,12 +63,7 @@ def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
     """``url`` when it is an http(s) URL with a host, else a ConfigError saying how to fix it."""
     if url is None:
         return None
-    try:
-        parts = urlsplit(url)
-        usable = (parts.scheme in ("http", "https") and bool(parts.hostname)
-                  and (parts.port is None or parts.port > 0) and not _BLANK.search(url))
-    except ValueError:  # a bad port or IPv6 literal
-        usable = False
+    usable = is_web_url(url)
     if not usable:
         raise ConfigError(f"base URL {redact(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
                           "base_url in the config) is not an http(s) URL with a host; give "
