@@ -41,10 +41,10 @@ from .pipeline import weeks_with_records, write_issue
 from .publishing import publishing_session, recover, unexpected_fault
 from .render import Renderer
 from .report import RunReport, report_json, write_report
-from .run import Digest, MissingFolder
+from .run import Digest
 from .runlock import run_lock
 from .sending import already_sent, send_recorded
-from .settings import resolve_settings, starter_config
+from .settings import resolve_settings, setting_sources, starter_config
 from .state import Store
 from .testhook import pause_at
 from .weeks import current_week
@@ -539,10 +539,16 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
 
 
 def _flag_hint(error: DigestError) -> str:
-    """The library names the setting; the CLI adds the flag that sets it."""
-    if isinstance(error, MissingFolder):
-        return f" (--{error.setting} DIR, or `{error.setting}` in the config file)"
-    return ""
+    """The library names the setting; the CLI adds the flag, config key and variable that set it."""
+    if error.setting is None:
+        return ""
+    return f" (set by {setting_sources(error.setting, _flag_names())})"
+
+
+def _flag_names() -> set[str]:
+    command = typer.main.get_command(app)
+    commands = getattr(command, "commands", {}).values()
+    return {name for sub in commands for param in sub.params for name in param.opts}
 
 
 def _write_report(path: Path, run: RunReport, code: int) -> None:

@@ -16,7 +16,9 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     └── MailError               exit 1   the SMTP server refused the message for good
         └── MailUnavailable     exit 75  the SMTP server is down or deferred it: try again later
 
-Messages say what went wrong and how to fix it. Secrets never appear in them.
+Messages say what went wrong and how to fix it. Secrets never appear in them. A library
+message names the *setting* to change (``setting="timeout"``), never a command-line flag: the
+CLI adds the flag, the config key and the environment variable that set it.
 """
 
 from __future__ import annotations
@@ -28,9 +30,18 @@ EX_TEMPFAIL = 75
 
 
 class DigestError(Exception):
-    """Base class of every error digest raises on purpose."""
+    """Base class of every error digest raises on purpose.
+
+    ``setting``: the setting whose value the user should change, if one is to blame.
+    """
 
     exit_code = EX_ERROR
+    setting: str | None = None
+
+    def __init__(self, *args: object, setting: str | None = None) -> None:
+        super().__init__(*args)
+        if setting is not None:
+            self.setting = setting
 
 
 class ConfigError(DigestError):

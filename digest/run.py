@@ -102,8 +102,7 @@ class MissingFolder(ConfigError):
     so that the CLI can name its flag."""
 
     def __init__(self, setting: str, value: str | Path) -> None:
-        self.setting = setting
-        super().__init__(f"{setting} folder {value}: no such folder")
+        super().__init__(f"{setting} folder {value}: no such folder", setting=setting)
 
 
 def folder(setting: str, value: str | Path | None) -> Path | None:

@@ -117,6 +117,20 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
     return Settings(values, origins, file)
 
 
+def setting_sources(name: str, flags: set[str] | frozenset[str] = frozenset()) -> str:
+    """Where a setting can be set, for error hints: "--timeout, `timeout` in the config file
+    or $DIGEST_TIMEOUT" (``flags``: the command-line options that exist)."""
+    table = {setting.name: setting for setting in all_settings()}
+    setting = table.get(name)
+    flag = "--" + name.replace("_", "-")
+    places = [flag] if flag in flags else []
+    if setting is None or setting.in_file:
+        places.append(f"`{name}` in the config file")
+    if setting is not None and setting.env:
+        places.append(f"${setting.env}")
+    return ", ".join(places[:-1]) + (" or " if len(places) > 1 else "") + places[-1]
+
+
 def _resolve_one(setting: Setting, flag: Any, file: Mapping[str, Any],
                  environ: Mapping[str, str], config_path: Path | None) -> tuple[Any, str]:
     if flag is not None:

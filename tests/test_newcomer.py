@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import digest
 from digest.cli import app
 
 ROOT = Path(__file__).parent.parent
@@ -106,3 +107,16 @@ def test_quiet_keeps_warnings_off_stderr(tmp_path):
     assert loud.exit_code == quiet.exit_code == 0
     assert "WARNING" in loud.stderr and "cut.jsonl:2" in loud.stderr
     assert quiet.stderr == "" and quiet.stdout == loud.stdout
+
+
+def test_where_a_setting_is_set_names_flag_config_key_and_variable():
+    from digest.settings import setting_sources
+    assert setting_sources("model", {"--model"}) == (
+        "--model, `model` in the config file or $DIGEST_MODEL")
+    assert setting_sources("api_key") == "$OPENAI_API_KEY"  # a secret: environment only
+    assert setting_sources("max_cost", set()).startswith("`max_cost` in the config file")
+
+
+def test_a_library_error_names_its_setting_and_the_cli_adds_the_flag():
+    error = digest.ConfigError("timeout must be a positive number", setting="timeout")
+    assert error.setting == "timeout" and "--timeout" not in str(error)
