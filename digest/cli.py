@@ -23,7 +23,6 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
 from .history import history as store_history
@@ -32,22 +31,16 @@ from .history import status as store_status
 from .inbox import keep_in_inbox
 from .ingest import ingest_limits, load_sources
 from .ingest.sources import read_stdin
+from .jobs import MailChoices, PublishChoices
 from .llm.wiring import degraded_error, plan_table
-from .mail import as_eml, build_message, send
+from .mail import as_eml
 from .mail import settings_from_env as mail_settings
 from .models import Record, Stats
-from .outputs import feed_base, load_history, parse_formats, past_issues
-from .pipeline import weeks_with_records, write_issue
-from .publishing import publishing_session, recover, unexpected_fault
-from .render import Renderer
+from .publishing import unexpected_fault
 from .report import RunReport, report_json, write_report
 from .run import Digest
-from .runlock import run_lock
-from .sending import already_sent, send_recorded
 from .settings import resolve_settings, setting_sources, starter_config
-from .state import Store
 from .testhook import pause_at
-from .weeks import current_week
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
@@ -199,33 +192,14 @@ def newsletter(
                          max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
         options = digest.options(week, strict=strict, include_published=include_published,
                                  show_rest=not no_rest)
-        wanted = parse_formats(formats)  # bad values are usage errors before any work
-        feed_base(site_url)
-        options.use_inbox = options.require_records = options.by_date = True
-        out_dir = Path(digest.settings["out"])
-        with publishing_session(Path(digest.settings["state"]), out_dir, command="newsletter",
-                                week=options.week, wait_s=wait, new_store=new_store,
-                                dry_run=dry_run) as store:
-            if not sources and not store.inbox(options.week):
-                raise ConfigError(f"no SOURCE given and nothing in the inbox of {store.path}: "
-                                  "pass listing files, folders, URLs or - for stdin, or keep "
-                                  "listings there with `digest ingest`")
-            weeks = (catch_up_weeks(weeks_with_records(sources or [], options, store,
-                                                       today_week=current_week()),
-                                    store, until=options.week)
-                     if catch_up else [options.week])
-            if not weeks:
-                typer.echo(f"nothing to catch up: no records after the last issue, up to "
-                           f"{options.week}")
-            for issue_week in weeks:  # oldest first, each once
-                weekly = replace(options, week=issue_week)
-                run.week = issue_week
-                built = digest.build(sources or [], weekly, store, run, out=out_dir)
-                if _stop_after_llm(run, dry_run, fail_on_degraded):
-                    return
-                path = write_issue(built, out_dir, store, run, formats=wanted,
-                                   templates_dir=options.templates_dir, site_url=site_url)
-                typer.echo(str(path))
+        choices = PublishChoices(formats, site_url, wait, new_store, catch_up, fail_on_degraded)
+        done = digest.newsletter(sources or [], options, choices, run,
+                                 on_written=lambda path: typer.echo(str(path)))
+        if done.planned:
+            typer.echo(plan_table(run.llm), nl=False)
+        elif not done.weeks:
+            typer.echo(f"nothing to catch up: no records after the last issue, up to "
+                       f"{options.week}")
 
 
 @app.command()
@@ -391,38 +365,17 @@ def email(
                          prompts=prompts,
                          templates=templates, base_url=base_url, timeout=timeout)
         mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
-        if not sources and state is None:
-            raise ConfigError("no SOURCE given: pass listing files, folders, URLs, or - for "
-                              "stdin (or --state to mail what `digest ingest` kept)")
-        # The same selection as `digest newsletter`, so that with --state the mail is that issue
-        # and its LLM answers come from the cache.
+        choices = MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
-        options.use_inbox = state is not None
-        options.require_records = options.by_date = True
-        where = str(state) if state is not None and not eml else ":memory:"
-        with run_lock(where, command="email", week=options.week, wait_s=wait), \
-                Store(state or ":memory:") as store:
-            sendings = store if where != ":memory:" else None
-            if sendings is not None:
-                recover(store)  # the issue an interrupted newsletter run left pending
-            done = already_sent(sendings, options.week, resend=resend)
-            if done:
-                typer.echo(done)
-                return
-            built = digest.build(sources or [], options, store, run)
-            _stop_after_llm(run, False, fail_on_degraded)
-            renderer = Renderer(options.templates_dir)
-            history = past_issues(load_history(out)) if out is not None else []
-            message = build_message(built.issue, text=renderer.text(built.issue, history=history),
-                                    html=renderer.html(built.issue, history=history),
-                                    settings=mail)
-            if eml:
-                sys.stdout.buffer.write(as_eml(message))
-                sys.stdout.flush()
-                return
-            answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
-                                   mail.recipients, lambda: send(message, mail))
-        typer.echo(f"sent {message['Subject']} to {', '.join(mail.recipients)} ({answer})")
+        mailed = digest.email(sources or [], options, choices, run)
+        if mailed.already:
+            typer.echo(mailed.already)
+        elif eml and mailed.message is not None:
+            sys.stdout.buffer.write(as_eml(mailed.message))
+            sys.stdout.flush()
+        elif mailed.message is not None:
+            typer.echo(f"sent {mailed.message['Subject']} to {', '.join(mail.recipients)} "
+                       f"({mailed.answer})")
 
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON (for monitoring).")]
@@ -542,13 +495,19 @@ def _flag_hint(error: DigestError) -> str:
     """The library names the setting; the CLI adds the flag, config key and variable that set it."""
     if error.setting is None:
         return ""
-    return f" (set by {setting_sources(error.setting, _flag_names())})"
+    return f" (set by {setting_sources(error.setting, _flags_by_setting())})"
 
 
-def _flag_names() -> set[str]:
+_FLAG_ALIASES = {"mail_from": "--from", "mail_to": "--to"}  # settings whose flag reads better
+
+
+def _flags_by_setting() -> dict[str, str]:
+    """Setting (or run option) name → its long flag, over every command."""
     command = typer.main.get_command(app)
-    commands = getattr(command, "commands", {}).values()
-    return {name for sub in commands for param in sub.params for name in param.opts}
+    options = {opt for sub in getattr(command, "commands", {}).values()
+               for param in sub.params for opt in param.opts if opt.startswith("--")}
+    flags = {option[2:].replace("-", "_"): option for option in options}
+    return flags | _FLAG_ALIASES
 
 
 def _write_report(path: Path, run: RunReport, code: int) -> None:

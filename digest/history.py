@@ -75,7 +75,7 @@ def _existing(state_path: Path) -> Store:
     """The store, without creating one where there is none (a typo in --state)."""
     if not Path(state_path).exists():
         raise StateError(f"{state_path}: no state store here yet (the first `digest newsletter` "
-                         "or `digest ingest` creates it); check --state or DIGEST_STATE")
+                         "or `digest ingest` creates it); check the path", setting="state")
     return Store(state_path)
 
 

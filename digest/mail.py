@@ -56,9 +56,9 @@ def settings_from_env(*, sender: str | None = None, recipients: Sequence[str] = 
     sender = sender or env.get("DIGEST_MAIL_FROM")
     recipients = tuple(recipients) or _split_addresses(env.get("DIGEST_MAIL_TO", ""))
     if not sender:
-        raise ConfigError("no sender: pass --from or set DIGEST_MAIL_FROM")
+        raise ConfigError("no sender address", setting="mail_from")
     if not recipients:
-        raise ConfigError("no recipient: pass --to (repeatable) or set DIGEST_MAIL_TO")
+        raise ConfigError("no recipient address", setting="mail_to")
     for address in (sender, *recipients):
         _check_address(address)
     return MailSettings(
@@ -95,8 +95,8 @@ def send(message: EmailMessage, settings: MailSettings) -> str:
     """Hand the message to the SMTP server and return its final answer ("250 …"), or
     raise MailUnavailable (temporary: exit 75) / MailError (configuration or refusal: 1)."""
     if not settings.host:
-        raise ConfigError("no SMTP server: pass --smtp-host or set DIGEST_SMTP_HOST "
-                          "(or use --eml to write the message to stdout)")
+        raise ConfigError("no SMTP server to send through (or write the message out as .eml "
+                          "instead)", setting="smtp_host")
     where = f"{settings.host}:{settings.port}"
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
@@ -119,7 +119,8 @@ def send(message: EmailMessage, settings: MailSettings) -> str:
         raise _by_code(where, error.smtp_code, _text(error.smtp_error)) from None
     except ssl.SSLCertVerificationError as error:
         raise MailError(f"SMTP server {where}: its TLS certificate is not trusted "
-                        f"({error.verify_message}); fix the certificate or --smtp-host") from None
+                        f"({error.verify_message}); fix the certificate or the server's name",
+                        setting="smtp_host") from None
     except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
         raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
                               f"{error}); try again later") from None
@@ -159,7 +160,8 @@ def _refused(where: str, recipients: Mapping[str, tuple[int, bytes]]) -> MailErr
     if all(400 <= code < 500 for code, _ in recipients.values()):
         return MailUnavailable(f"SMTP server {where} deferred every recipient ({details}); "
                                "try again later")
-    return MailError(f"SMTP server {where} refused every recipient ({details}); check --to")
+    return MailError(f"SMTP server {where} refused every recipient ({details}); check the "
+                     "addresses", setting="mail_to")
 
 
 def _by_code(where: str, code: int, text: str) -> MailError:

@@ -33,7 +33,8 @@ class Prompts:
         search_path = [str(default_prompts_dir())]
         if directory is not None:
             if not Path(directory).is_dir():
-                raise TemplateError(f"--prompts {directory}: no such directory")
+                raise TemplateError(f"prompts folder {directory}: no such folder",
+                                    setting="prompts")
             search_path.insert(0, str(directory))
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(search_path),

@@ -13,13 +13,14 @@ callers get exactly what the CLI prints::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from .dedup import DedupResult
 from .errors import ConfigError
 from .ingest import ingest_limits
+from .jobs import MailChoices, Mailed, PublishChoices, Published, mail_issue, publish
 from .links import is_web_url
 from .llm.wiring import LLMChoices, llm_setup
 from .outputs import past_issues
@@ -83,6 +84,19 @@ class Digest:
         options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
         with Store(":memory:") as store:
             return self.build(sources, options, store, report)
+
+    def newsletter(self, sources: Sequence[str], options: Options, choices: PublishChoices,
+                   report: RunReport, on_written: Callable[[Path], None] = lambda path: None
+                   ) -> Published:
+        """``digest newsletter``: the week's issue published in the output folder, under the
+        store's run lock (see ``digest.jobs.publish``)."""
+        return publish(self, sources, options, choices, report, on_written)
+
+    def email(self, sources: Sequence[str], options: Options, choices: MailChoices,
+              report: RunReport) -> Mailed:
+        """``digest email``: the week's issue as one MIME message, sent once (see
+        ``digest.jobs.mail_issue``)."""
+        return mail_issue(self, sources, options, choices, report)
 
     def dedup(self, sources: Sequence[str], *, strict: bool = False,
               report: RunReport | None = None) -> DedupResult:

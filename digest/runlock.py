@@ -83,7 +83,8 @@ def _acquire(fd: int, path: Path, wait_s: float) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise StateBusy(_busy_message(path, _read_label(fd), wait_s)) from None
+                raise StateBusy(_busy_message(path, _read_label(fd), wait_s),
+                                setting="wait") from None
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
 
 
@@ -112,4 +113,4 @@ def describe(label: dict[str, Any]) -> str:
 def _busy_message(path: Path, label: dict[str, Any], wait_s: float) -> str:
     waited = f" after waiting {wait_s:g} s" if wait_s else ""
     return (f"{path.with_suffix('')} is locked by {describe(label)}{waited}; try again later, "
-            "or pass --wait SECONDS to wait for it")
+            "or let the run wait for it")

@@ -30,11 +30,11 @@ def already_sent(store: Store | None, week: str, *, resend: bool = False) -> str
         raise MailError(
             f"a sending of {week} started at {last['started_at']} UTC (Message-ID "
             f"{last['message_id']}) was interrupted before the server confirmed it: it may "
-            "have gone out. Check the mail server's log or a recipient's mailbox, then pass "
-            "--resend to send it (again)")
+            "have gone out. Check the mail server's log or a recipient's mailbox, then send "
+            "it (again) with resend", setting="resend")
     return (f"the issue of {week} was already sent to {', '.join(last['recipients'])} at "
-            f"{last['sent_at']} UTC (Message-ID {last['message_id']}); nothing sent, pass "
-            "--resend to send it again")
+            f"{last['sent_at']} UTC (Message-ID {last['message_id']}); nothing sent (resend "
+            "to send it again)")
 
 
 def send_recorded(store: Store | None, week: str, message_id: str,

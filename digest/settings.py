@@ -117,17 +117,17 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
     return Settings(values, origins, file)
 
 
-def setting_sources(name: str, flags: set[str] | frozenset[str] = frozenset()) -> str:
-    """Where a setting can be set, for error hints: "--timeout, `timeout` in the config file
-    or $DIGEST_TIMEOUT" (``flags``: the command-line options that exist)."""
-    table = {setting.name: setting for setting in all_settings()}
-    setting = table.get(name)
-    flag = "--" + name.replace("_", "-")
-    places = [flag] if flag in flags else []
-    if setting is None or setting.in_file:
+def setting_sources(name: str, flags: Mapping[str, str] | None = None) -> str:
+    """Where a setting (or a run option such as ``wait``) is set, for error hints:
+    "--model, `model` in the config file or $DIGEST_MODEL". ``flags``: setting name → the
+    command-line option that sets it, when there is one."""
+    setting = {setting.name: setting for setting in all_settings()}.get(name)
+    places = [flags[name]] if flags and name in flags else []
+    if setting is not None and setting.in_file:
         places.append(f"`{name}` in the config file")
     if setting is not None and setting.env:
         places.append(f"${setting.env}")
+    places = places or [f"`{name}`"]
     return ", ".join(places[:-1]) + (" or " if len(places) > 1 else "") + places[-1]
 
 

@@ -410,8 +410,8 @@ def _locked(error: BaseException) -> bool:
     return "locked" in str(error) or "busy" in str(error)
 
 
-_FIX_CORRUPT = ("restore it from a backup, or move it away (and pass --new-store if its "
-                "output folder already has issues) to start a new store")
+_FIX_CORRUPT = ("restore it from a backup, or move it away to start a new store (allowing a "
+                "new store beside an output folder that already has issues)")
 
 
 def store_fault(path: str, error: BaseException) -> StateError:
@@ -434,7 +434,8 @@ def store_fault(path: str, error: BaseException) -> StateError:
     if "I/O" in text or "unable to open" in text or number in (errno.EIO, errno.EACCES):
         return StateUnavailable(f"{path}: the store cannot be used now ({text}); nothing was "
                                 "stored: check the disk and its permissions, then run again")
-    return StateError(f"{path}: not a usable state store ({text}); {_FIX_CORRUPT}")
+    return StateError(f"{path}: not a usable state store ({text}); {_FIX_CORRUPT}",
+                      setting="new_store")
 
 
 def _prepare_file(path: Path, *, new_store: bool) -> None:
@@ -443,7 +444,7 @@ def _prepare_file(path: Path, *, new_store: bool) -> None:
     if path.exists():
         problem = _damage(path)
         if problem and not (new_store and path.stat().st_size == 0):
-            raise StateError(f"{path}: {problem}; {_FIX_CORRUPT}")
+            raise StateError(f"{path}: {problem}; {_FIX_CORRUPT}", setting="new_store")
         if not problem:
             return
         path.unlink()

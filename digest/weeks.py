@@ -19,11 +19,12 @@ def parse_week(week: str) -> tuple[dt.date, dt.date]:
     """Monday and Sunday of an ISO week such as ``2026-W47``."""
     match = _WEEK.match(week)
     if not match:
-        raise ConfigError(f"--week {week!r}: expected an ISO week such as 2026-W47")
+        raise ConfigError(f"week {week!r}: expected an ISO week such as 2026-W47", setting="week")
     try:
         monday = dt.date.fromisocalendar(int(match[1]), int(match[2]), 1)
     except ValueError:
-        raise ConfigError(f"--week {week!r}: {match[1]} has no week {match[2]}") from None
+        raise ConfigError(f"week {week!r}: {match[1]} has no week {match[2]}",
+                          setting="week") from None
     return monday, monday + dt.timedelta(days=6)
 
 

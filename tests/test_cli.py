@@ -94,7 +94,7 @@ def test_bad_week_is_a_usage_error_and_still_reported(tmp_path):
 def test_no_source_is_a_usage_error(tmp_path):
     result = newsletter(tmp_path)
     assert result.exit_code == 2
-    assert "no SOURCE given" in result.stderr
+    assert "no source given" in result.stderr
 
 
 def test_a_missing_source_is_reported_and_the_others_still_read(tmp_path):

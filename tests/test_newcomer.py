@@ -111,10 +111,11 @@ def test_quiet_keeps_warnings_off_stderr(tmp_path):
 
 def test_where_a_setting_is_set_names_flag_config_key_and_variable():
     from digest.settings import setting_sources
-    assert setting_sources("model", {"--model"}) == (
+    assert setting_sources("model", {"model": "--model"}) == (
         "--model, `model` in the config file or $DIGEST_MODEL")
     assert setting_sources("api_key") == "$OPENAI_API_KEY"  # a secret: environment only
-    assert setting_sources("max_cost", set()).startswith("`max_cost` in the config file")
+    assert setting_sources("max_cost").startswith("`max_cost` in the config file")
+    assert setting_sources("wait", {"wait": "--wait"}) == "--wait"  # a run option, not a setting
 
 
 def test_a_library_error_names_its_setting_and_the_cli_adds_the_flag():

@@ -1,0 +1,164 @@
+"""The jobs that publish: the week's newsletter (or every week a crash or a pause left out)
+and the e-mail that carries it, each under the store's run lock.
+
+``Digest.newsletter`` and ``Digest.email`` (``digest/run.py``) call these; the CLI only
+prints what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from email.message import EmailMessage
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .dating import catch_up_weeks
+from .errors import ConfigError
+from .llm.wiring import degraded_error
+from .mail import MailSettings, build_message, send
+from .outputs import feed_base, load_history, parse_formats, past_issues
+from .pipeline import Options, weeks_with_records, write_issue
+from .publishing import publishing_session, recover
+from .render import Renderer
+from .report import RunReport
+from .runlock import run_lock
+from .sending import already_sent, send_recorded
+from .state import Store
+from .weeks import current_week
+
+if TYPE_CHECKING:
+    from .run import Digest
+
+
+@dataclass
+class Published:
+    """What a newsletter run did: the weeks it chose and the issues it wrote (none for a
+    dry run, which stops after planning the first week's LLM calls)."""
+
+    weeks: list[str] = field(default_factory=list)
+    paths: list[Path] = field(default_factory=list)
+    planned: bool = False
+
+
+@dataclass
+class Mailed:
+    """What an e-mail run did: the message, and the server's answer when it was sent, or
+    why nothing was sent (``already``: the store says the week's issue went out)."""
+
+    message: EmailMessage | None = None
+    answer: str | None = None
+    already: str | None = None
+
+
+@dataclass(frozen=True)
+class PublishChoices:
+    """The newsletter job's own choices (the rest comes from the settings)."""
+
+    formats: str | None = None  # "md,html,txt"; None: the default
+    site_url: str | None = None
+    wait_s: float = 0.0
+    new_store: bool = False
+    catch_up: bool = False
+    fail_on_degraded: bool = False
+
+
+def publish(digest: Digest, sources: Sequence[str], options: Options, choices: PublishChoices,
+            report: RunReport, on_written: Callable[[Path], None] = lambda path: None
+            ) -> Published:
+    """Write the week's issue into the output folder (every week since the last issue with
+    ``catch_up``, oldest first, each once), under the store's run lock."""
+    wanted = parse_formats(choices.formats)  # bad values are usage errors before any work
+    feed_base(choices.site_url)
+    options = replace(options, use_inbox=True, require_records=True, by_date=True)
+    out_dir = Path(digest.settings["out"])
+    done = Published()
+    with publishing_session(Path(digest.settings["state"]), out_dir, command="newsletter",
+                            week=options.week, wait_s=choices.wait_s,
+                            new_store=choices.new_store, dry_run=digest.dry_run) as store:
+        _require_listings(sources, store, options.week)
+        done.weeks = _weeks(sources, options, store, choices.catch_up)
+        for week in done.weeks:  # oldest first, each once
+            report.week = week
+            built = digest.build(sources, replace(options, week=week), store, report, out=out_dir)
+            if digest.dry_run:
+                done.planned = True
+                return done
+            _refuse_degraded(report, choices.fail_on_degraded)
+            path = write_issue(built, out_dir, store, report, formats=wanted,
+                               templates_dir=options.templates_dir, site_url=choices.site_url)
+            done.paths.append(path)
+            on_written(path)
+    return done
+
+
+def _require_listings(sources: Sequence[str], store: Store, week: str) -> None:
+    if not sources and not store.inbox(week):
+        raise ConfigError(f"no source given and nothing in the inbox of {store.path}: give "
+                          "listing files, folders, URLs or - for stdin, or keep listings there "
+                          "with `digest ingest`")
+
+
+def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: bool) -> list[str]:
+    if not catch_up:
+        return [options.week]
+    found = weeks_with_records(sources, options, store, today_week=current_week())
+    return catch_up_weeks(found, store, until=options.week)
+
+
+def _refuse_degraded(report: RunReport, fail_on_degraded: bool) -> None:
+    """With ``fail_on_degraded`` an issue partly summarised offline is an error (exit 75)."""
+    error = degraded_error(report.llm) if fail_on_degraded else None
+    if error is not None:
+        raise error
+
+
+@dataclass(frozen=True)
+class MailChoices:
+    """The e-mail job's own choices."""
+
+    mail: MailSettings
+    state: Path | None = None  # the store: the inbox, the LLM cache, what was sent
+    out: Path | None = None  # the newsletter's folder: its history gives the rising themes
+    eml: bool = False  # build the message only; the caller writes it out
+    resend: bool = False
+    wait_s: float = 0.0
+    fail_on_degraded: bool = False
+
+
+def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,
+               report: RunReport) -> Mailed:
+    """Build the week's issue as one MIME message and send it once (recorded in the store),
+    or only build it (``eml``). With a store, the selection is the newsletter's, so the mail
+    is that issue and its LLM answers come from the cache."""
+    if not sources and choices.state is None:
+        raise ConfigError("no source given: give listing files, folders, URLs, or - for stdin "
+                          "(or a state store, to mail what `digest ingest` kept)")
+    options = replace(options, use_inbox=choices.state is not None, require_records=True,
+                      by_date=True)
+    where = str(choices.state) if choices.state is not None and not choices.eml else ":memory:"
+    with run_lock(where, command="email", week=options.week, wait_s=choices.wait_s), \
+            Store(str(choices.state or ":memory:")) as store:
+        sendings = store if where != ":memory:" else None
+        if sendings is not None:
+            recover(store)  # the issue an interrupted newsletter run left pending
+        already = already_sent(sendings, options.week, resend=choices.resend)
+        if already:
+            return Mailed(already=already)
+        message = _message(digest, sources, options, choices, store, report)
+        if choices.eml:
+            return Mailed(message)
+        answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
+                               choices.mail.recipients, lambda: send(message, choices.mail))
+    return Mailed(message, answer)
+
+
+def _message(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,
+             store: Store, report: RunReport) -> EmailMessage:
+    built = digest.build(sources, options, store, report)
+    _refuse_degraded(report, choices.fail_on_degraded)
+    renderer = Renderer(options.templates_dir)
+    history = past_issues(load_history(choices.out)) if choices.out is not None else []
+    return build_message(built.issue, text=renderer.text(built.issue, history=history),
+                         html=renderer.html(built.issue, history=history),
+                         settings=choices.mail)
