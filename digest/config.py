@@ -22,6 +22,7 @@ CONFIG_KEYS: dict[str, type] = {
     "arxiv_api": str,
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
+MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog
 KIND_NAMES = {str: "a string", int: "an integer", float: "a number"}
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION"}
@@ -44,9 +45,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"--config {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    if "digest" in data:  # [[themes]], [limits] and [profile] beside a [digest] table
-        data = {**data["digest"], **{k: data[k] for k in TABLES if k in data}}
-    unknown = sorted(set(data) - set(CONFIG_KEYS) - {*TABLES, "prices", "models"})
+    if "digest" in data:  # the tables ([limits], [prices."m"], …) beside a [digest] table
+        data = {**data["digest"], **{k: v for k, v in data.items() if k != "digest"}}
+    unknown = sorted(set(data) - set(CONFIG_KEYS) - {*TABLES, *MODEL_TABLES})
     if unknown:
         raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known keys are "
                           f"{', '.join(sorted(CONFIG_KEYS))}")
