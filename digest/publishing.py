@@ -178,16 +178,21 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
                        dry_run: bool = False) -> Iterator[Store]:
     """The store of a run that publishes: under the run lock, with any pending issue
     finished, a lost store refused, and the temp files of killed runs removed (a dry
-    run writes nothing: it leaves a pending issue and the temp files to the next run)."""
+    run writes nothing, not even the lock or a new store: it reads a copy of the store in
+    memory, and leaves a pending issue and the temp files to the next run)."""
+    if dry_run:
+        with Store.copy_of(state_path) as store:
+            if not new_store:
+                refuse_lost_store(store, out)
+            yield store
+        return
     with run_lock(state_path, command=command, week=week, wait_s=wait_s):
         pause_at("locked")
         with Store(state_path, new_store=new_store) as store:
-            if not dry_run:
-                recover(store)
+            recover(store)
             if not new_store:
                 refuse_lost_store(store, out)
-            if not dry_run:
-                remove_leftovers(out)
+            remove_leftovers(out)
             yield store
 
 

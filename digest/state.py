@@ -127,6 +127,28 @@ class Store:
         except (sqlite3.Error, OSError) as exc:
             raise store_fault(self.path, exc) from None
 
+    @classmethod
+    def copy_of(cls, path: str | Path) -> Store:
+        """The store at ``path`` copied into memory (upgraded there if old), or an empty one
+        if there is none: what a dry run reads, so that it never writes a byte."""
+        store = cls(":memory:")
+        if not Path(path).exists():
+            return store
+        problem = _damage(Path(path))
+        if problem:
+            raise StateError(f"{path}: {problem}; {_FIX_CORRUPT}", setting="new_store")
+        try:
+            source = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                source.backup(store._db)
+            finally:
+                source.close()
+            store._migrate()
+        except (sqlite3.Error, OSError) as exc:
+            raise store_fault(str(path), exc) from None
+        store.path = str(path)  # for messages; the data lives in memory
+        return store
+
     def _migrate(self) -> None:
         if self.path != ":memory:" and self._version() < len(MIGRATIONS):
             self._db.execute("PRAGMA journal_mode=WAL")

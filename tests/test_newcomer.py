@@ -121,3 +121,39 @@ def test_where_a_setting_is_set_names_flag_config_key_and_variable():
 def test_a_library_error_names_its_setting_and_the_cli_adds_the_flag():
     error = digest.ConfigError("timeout must be a positive number", setting="timeout")
     assert error.setting == "timeout" and "--timeout" not in str(error)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_dry_run_writes_nothing_not_even_a_store_or_its_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    result = _run("newsletter", EXAMPLES, "--week", "2026-W47", "--out", "out", "--state",
+                  "state.sqlite", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                  "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "total" in result.stdout  # the plan was printed
+    assert _tree(tmp_path) == {}
+
+
+def test_a_dry_run_reads_an_old_store_without_upgrading_or_touching_it(tmp_path, monkeypatch):
+    import sqlite3
+
+    from digest.state import MIGRATIONS
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    db = sqlite3.connect("state.sqlite")
+    for script in MIGRATIONS[:2]:
+        db.executescript(script)
+    db.execute("PRAGMA user_version=2")
+    db.commit()
+    db.close()
+    before = _tree(tmp_path)
+    result = _run("newsletter", EXAMPLES, "--week", "2026-W47", "--out", "out", "--state",
+                  "state.sqlite", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                  "--dry-run", "--new-store")
+    assert result.exit_code == 0, result.output
+    assert _tree(tmp_path) == before
