@@ -463,6 +463,7 @@ def store_fault(path: str, error: BaseException) -> StateError:
 def _prepare_file(path: Path, *, new_store: bool) -> None:
     """Refuse a truncated or foreign file; build a missing store under another name and
     link it into place complete, so that nobody ever sees it half made."""
+    _remove_dead_builds(path)
     if path.exists():
         problem = _damage(path)
         if problem and not (new_store and path.stat().st_size == 0):
@@ -486,6 +487,24 @@ def _prepare_file(path: Path, *, new_store: bool) -> None:
     finally:
         for leftover in (fresh, Path(f"{fresh}-wal"), Path(f"{fresh}-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def _remove_dead_builds(path: Path) -> None:
+    """Remove the half-built stores of first uses that were killed (``.NAME.new-PID-…``)."""
+    for leftover in path.parent.glob(f".{path.name}.new-*"):
+        pid = leftover.name.removeprefix(f".{path.name}.new-").split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _damage(path: Path) -> str | None:

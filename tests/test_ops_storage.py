@@ -5,6 +5,7 @@ with history, and 20 first deliveries at once to a new store (forked processes).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from digest.state import Store
 from tests.conftest import EXAMPLES
 from tests.opsrun import cli, pending_weeks, published, week_listing
 
@@ -177,3 +179,16 @@ def test_a_store_of_the_previous_schema_is_upgraded_in_place_keeping_its_issues(
         assert store.published_elsewhere("2026-W47") == {"p1"}
     with sqlite3.connect(state) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_the_half_built_store_of_a_killed_first_use_is_removed_by_the_next_use(tmp_path):
+    state = tmp_path / "state.sqlite"
+    dead = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
+    killed = tmp_path / f".state.sqlite.new-{int(dead.stdout)}-0a1b2c3d"  # its process is gone
+    killed.write_bytes(b"SQLite format 3\0" + b"\0" * 84)
+    building = tmp_path / f".state.sqlite.new-{os.getpid()}-feedbeef"  # a live first use
+    building.write_bytes(b"")
+    with Store(state):
+        pass
+    assert not killed.exists()
+    assert building.exists()
