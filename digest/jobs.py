@@ -87,6 +87,7 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
             _refuse_degraded(report, choices.fail_on_degraded)
             path = write_issue(built, out_dir, store, report, formats=wanted,
                                templates_dir=options.templates_dir, site_url=choices.site_url)
+            report.add_issue()
             done.paths.append(path)
             on_written(path)
     return done

@@ -33,6 +33,14 @@ class RunReport:
     duration_s: float = 0.0
     records_other_weeks: int = 0  # records read but dated in another week than the issue's
     relevance: dict[str, Any] = field(default_factory=dict)  # the reader's profile: what it chose
+    # Every issue the run wrote (several with --catch-up; the fields above describe the last).
+    issues: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_issue(self) -> None:
+        """Keep what the report says of the issue just written, before the next week's."""
+        self.issues.append({"week": self.week, "outputs": dict(self.outputs),
+                            "counts": asdict(self.counts),
+                            "cost_usd": self.llm.get("cost_usd", 0.0)})
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -4,6 +4,7 @@ date; --week takes only that week's; --catch-up writes missed weeks oldest first
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from digest.weeks import resolve_week
 from tests.opsrun import cli, issue_papers, published, week_listing
@@ -20,8 +21,13 @@ def test_a_three_week_catch_up_writes_each_week_once_oldest_first(tmp_path):
     for week, count in (("2026-W45", 5), ("2026-W46", 6), ("2026-W47", 7)):
         week_listing(folder, week, count)
     args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
-    result = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W47", *args)
+    result = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W47", *args,
+                 "--report", str(tmp_path / "report.json"))
     assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [(issue["week"], issue["counts"]["papers_unique"]) for issue in report["issues"]] == [
+        ("2026-W45", 5), ("2026-W46", 6), ("2026-W47", 7)]  # every week, not the last only
+    assert report["issues"][0]["outputs"]["markdown"] == str(out / "2026-W45.md")
     assert result.stdout.split() == [str(out / f"2026-W4{n}.md") for n in (5, 6, 7)]
     assert [issue_papers((out / f"2026-W4{n}.md").read_text()) for n in (5, 6, 7)] == [5, 6, 7]
     assert {week: len(ids) for week, ids in published(tmp_path / "s.sqlite").items()} == {
