@@ -85,18 +85,19 @@ class Digest:
         with Store(":memory:") as store:
             return self.build(sources, options, store, report)
 
-    def newsletter(self, sources: Sequence[str], options: Options, choices: PublishChoices,
-                   report: RunReport, on_written: Callable[[Path], None] = lambda path: None
-                   ) -> Published:
+    def newsletter(self, sources: Sequence[str], options: Options,
+                   choices: PublishChoices | None = None, report: RunReport | None = None,
+                   on_written: Callable[[Path], None] = lambda path: None) -> Published:
         """``digest newsletter``: the week's issue published in the output folder, under the
         store's run lock (see ``digest.jobs.publish``)."""
-        return publish(self, sources, options, choices, report, on_written)
+        return publish(self, sources, options, choices or PublishChoices(),
+                       report or RunReport(), on_written)
 
     def email(self, sources: Sequence[str], options: Options, choices: MailChoices,
-              report: RunReport) -> Mailed:
+              report: RunReport | None = None) -> Mailed:
         """``digest email``: the week's issue as one MIME message, sent once (see
         ``digest.jobs.mail_issue``)."""
-        return mail_issue(self, sources, options, choices, report)
+        return mail_issue(self, sources, options, choices, report or RunReport())
 
     def dedup(self, sources: Sequence[str], *, strict: bool = False,
               report: RunReport | None = None) -> DedupResult:

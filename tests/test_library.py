@@ -55,7 +55,8 @@ def test_the_public_api_is_pinned():
     assert sorted(digest.__all__) == [
         "BACKENDS", "Batch", "Budget", "Built", "ChatBackend", "ChatRequest", "Completion",
         "ConfigError", "DedupResult", "Digest", "DigestError", "IngestResult", "Issue",
-        "LLMError", "LLMUnavailable", "Options", "Paper", "Record", "Renderer", "Settings",
+        "LLMError", "LLMUnavailable", "MailChoices", "Mailed", "Options", "Paper",
+        "PublishChoices", "Published", "Record", "Renderer", "RunReport", "Settings",
         "Sighting", "SourceError", "StateError", "Store", "TemplateError", "Theme",
         "ThemeSummary", "build_issue", "deduplicate", "escape_markdown", "group_papers",
         "load_sources", "plan_batches", "register_backend", "resolve_settings", "write_issue"]
@@ -81,3 +82,20 @@ def test_built_markdown_is_exactly_what_newsletter_writes(tmp_path):
     written = path.read_text(encoding="utf-8")
     assert "Rising themes" in written
     assert written == built.markdown
+
+
+def test_the_newsletter_job_from_python_writes_what_the_cli_writes(tmp_path):
+    from typer.testing import CliRunner
+
+    from digest.cli import app
+
+    settings = {"backend": "offline", "out": str(tmp_path / "lib"),
+                "state": str(tmp_path / "lib.sqlite")}
+    run = digest.Digest(digest.resolve_settings(settings))
+    done = run.newsletter([str(ROOT / "examples")], run.options("2026-W47"))
+    assert done.weeks == ["2026-W47"] and done.paths == [tmp_path / "lib" / "2026-W47.md"]
+    result = CliRunner().invoke(app, [
+        "newsletter", str(ROOT / "examples"), "--week", "2026-W47", "--backend", "offline",
+        "--out", str(tmp_path / "cli"), "--state", str(tmp_path / "cli.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert done.paths[0].read_bytes() == (tmp_path / "cli" / "2026-W47.md").read_bytes()
