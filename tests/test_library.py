@@ -99,3 +99,25 @@ def test_the_newsletter_job_from_python_writes_what_the_cli_writes(tmp_path):
         "--out", str(tmp_path / "cli"), "--state", str(tmp_path / "cli.sqlite")])
     assert result.exit_code == 0, result.output
     assert done.paths[0].read_bytes() == (tmp_path / "cli" / "2026-W47.md").read_bytes()
+
+
+def test_the_readme_newsletter_example_writes_what_digest_newsletter_writes(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path / "lib")
+    examples = re.findall(r"```python\n(.*?)```", SECTION, re.S)
+    command = re.search(r"`digest newsletter ([^`]*)`", SECTION)
+    assert len(examples) == 2 and command
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(examples[1], "README.md", "exec"), {})  # noqa: S102
+    assert printed.getvalue().strip() == "[PosixPath('outputs/2026-W47.md')]"
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path / "cli")
+    result = CliRunner().invoke(app, ["newsletter", *command.group(1).split(),
+                                      "--formats", "md,html"])
+    assert result.exit_code == 0, result.output
+    for name in ("2026-W47.md", "2026-W47.html"):
+        assert ((tmp_path / "lib" / "outputs" / name).read_bytes()
+                == (tmp_path / "cli" / "outputs" / name).read_bytes())
