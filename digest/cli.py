@@ -7,7 +7,6 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,7 +15,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,23 +22,20 @@ import typer
 
 from . import __version__
 from .dedup import explain as explain_dedup
-from .errors import EX_ERROR, ConfigError, DigestError, SourceError
+from .errors import EX_ERROR, ConfigError, DigestError
 from .history import history as store_history
 from .history import history_lines, status_lines
 from .history import status as store_status
-from .inbox import keep_in_inbox
-from .ingest import ingest_limits, load_sources
 from .ingest.sources import read_stdin
 from .jobs import MailChoices, PublishChoices
 from .llm.wiring import degraded_error, plan_table
 from .mail import as_eml
 from .mail import settings_from_env as mail_settings
-from .models import Record, Stats
+from .models import Stats
 from .publishing import unexpected_fault
 from .report import RunReport, report_json, write_report
 from .run import Digest
 from .settings import resolve_settings, setting_sources, starter_config
-from .testhook import pause_at
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
@@ -293,19 +288,11 @@ def ingest(
         if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
             typer.echo("Reading a listing from the terminal; end it with Ctrl-D.", err=True)
         data = read_stdin(None) if "-" in (sources or []) else b""
-        ingested = load_sources(sources or [], fmt=settings["format"], strict=strict,
-                                stdin=lambda: data, limits=ingest_limits(settings.file))
-        run.errors += [str(error) for error in ingested.errors]
-        if not ingested.records:
-            raise SourceError(", ".join(sources or []), "no paper found in what was given",
-                              fix="pass a listing (a Daily Papers page, an arXiv listing "
-                              "e-mail, JSON, CSV or a feed); nothing was stored")
-        records = [_stdin_named(record, data) for record in ingested.records]
-        pause_at("ingest")
-        added = keep_in_inbox(Path(settings["state"]), records)
-        run.counts = Stats(records_read=len(records))
-        typer.echo(f"{added} new record{'s' if added != 1 else ''} kept for the next issue "
-                   f"({len(records) - added} already there)")
+        kept = Digest(settings).ingest(sources or [], strict=strict, stdin=data)
+        run.errors += kept.errors
+        run.counts = Stats(records_read=kept.read)
+        typer.echo(f"{kept.added} new record{'s' if kept.added != 1 else ''} kept for the "
+                   f"next issue ({kept.read - kept.added} already there)")
 
 
 @app.command()
@@ -423,16 +410,6 @@ def _print(data: Any, lines: list[str], as_json: bool) -> None:
 
 
 
-
-
-def _stdin_named(record: Record, data: str | bytes) -> Record:
-    """A record read from stdin is named after what was read, so that two e-mails count as
-    two listings (sightings) and a redelivered e-mail as the same one."""
-    if record.sighting.source not in {"-", "<stdin>"}:
-        return record
-    raw = data.encode() if isinstance(data, str) else data
-    name = "stdin:" + hashlib.sha256(raw).hexdigest()[:12]
-    return replace(record, sighting=replace(record.sighting, source=name))
 
 
 def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bool:

@@ -12,14 +12,54 @@ hold a mail up.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import StateError, StateUnavailable
+from .errors import SourceError, StateError, StateUnavailable
+from .ingest import IngestLimits, load_sources
 from .models import Record
 from .state import Store
+from .testhook import pause_at
 
 BUSY_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Kept:
+    """What ``ingest`` did: records read, how many were new to the inbox, sources skipped."""
+
+    read: int = 0
+    added: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def ingest(state_path: Path, sources: Sequence[str], *, fmt: str | None = None,
+           strict: bool = False, limits: IngestLimits | None = None,
+           stdin: bytes | str = b"") -> Kept:
+    """Read ``sources`` (``-``: the bytes ``stdin``, e.g. one listing e-mail) and keep their
+    records in the store's inbox; nothing read at all is an error, and nothing is stored."""
+    ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=lambda: stdin,
+                            limits=limits)
+    if not ingested.records:
+        raise SourceError(", ".join(sources), "no paper found in what was given",
+                          fix="give a listing (a Daily Papers page, an arXiv listing e-mail, "
+                          "JSON, CSV or a feed); nothing was stored")
+    records = [_stdin_named(record, stdin) for record in ingested.records]
+    pause_at("ingest")
+    added = keep_in_inbox(state_path, records)
+    return Kept(len(records), added, [str(error) for error in ingested.errors])
+
+
+def _stdin_named(record: Record, data: bytes | str) -> Record:
+    """A record read from stdin is named after what was read, so that two e-mails count as
+    two listings (sightings) and a redelivered e-mail as the same one."""
+    if record.sighting.source not in {"-", "<stdin>"}:
+        return record
+    raw = data.encode() if isinstance(data, str) else data
+    name = "stdin:" + hashlib.sha256(raw).hexdigest()[:12]
+    return replace(record, sighting=replace(record.sighting, source=name))
 
 
 def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:

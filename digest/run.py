@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .dedup import DedupResult
 from .errors import ConfigError
+from .inbox import Kept, ingest
 from .ingest import ingest_limits
 from .jobs import MailChoices, Mailed, PublishChoices, Published, mail_issue, publish
 from .links import is_web_url
@@ -98,6 +99,13 @@ class Digest:
         """``digest email``: the week's issue as one MIME message, sent once (see
         ``digest.jobs.mail_issue``)."""
         return mail_issue(self, sources, options, choices, report or RunReport())
+
+    def ingest(self, sources: Sequence[str], *, strict: bool = False,
+               stdin: bytes | str = b"") -> Kept:
+        """``digest ingest``: keep the listings' records in the store's inbox for the next
+        issue (``-`` in ``sources`` reads the bytes ``stdin``, e.g. one listing e-mail)."""
+        return ingest(Path(self.settings["state"]), sources, fmt=self.settings["format"],
+                      strict=strict, limits=ingest_limits(self.settings.file), stdin=stdin)
 
     def dedup(self, sources: Sequence[str], *, strict: bool = False,
               report: RunReport | None = None) -> DedupResult:
