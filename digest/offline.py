@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from digest.models import CitedText, Paper, SummarySegment
 
-__all__ = ["paper_gist", "paper_gists", "split_sentences", "theme_summary"]
+__all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary"]
 
 logger = logging.getLogger("digest.offline")
 
@@ -421,6 +421,11 @@ def _sentence(index: int, clean: str) -> _Sentence:
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
                      _role(text, index), bool(counts) and _eligible(text, 10**9),
                      bool(_RESULTS.search(text)), anaphora)
+
+
+def content_terms(text: str) -> list[str]:
+    """The content words of ``text``: lower case, no stop words or numbers, plurals folded."""
+    return _tokens(text)
 
 
 def _tokens(text: str) -> list[str]:

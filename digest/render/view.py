@@ -15,7 +15,7 @@ from ..models import Issue, IssueSection, Paper, Stats
 from ..weeks import date_range
 from .chart import Chart, bar_chart, shorten
 from .escape import clean_text, github_slug, safe_url
-from .rising import PastIssue, PastTheme, Rising, rising_themes
+from .rising import PastIssue, PastTheme, Rising, rising_themes, term_profiles
 
 TLDR_MAX = 5  # themes in the TL;DR, largest first
 TLDR_CHARS = 200  # characters of a theme's TL;DR line
@@ -249,9 +249,10 @@ def empty_reason(stats: Stats) -> str:
 
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
-    """This issue's themes as the history keeps them."""
-    return tuple(PastTheme(section_title(s), s.theme.keywords, len(s.papers))
-                 for s in issue.sections)
+    """This issue's themes as the history keeps them, with what their papers are about."""
+    profiles = term_profiles([s.papers for s in issue.sections])
+    return tuple(PastTheme(section_title(s), s.theme.keywords, len(s.papers), terms)
+                 for s, terms in zip(issue.sections, profiles, strict=True))
 
 
 def format_cost(cost_usd: float) -> str:
