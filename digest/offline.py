@@ -110,6 +110,8 @@ _LEAD_IN = re.compile(
     r"here(?:in)?|"
     r"to this end|in response|in particular|specifically|concretely|however|moreover|then|next|"
     r"furthermore|additionally|in addition|therefore|thus|hence|consequently|accordingly|"
+    r"finally|lastly|firstly|secondly|thirdly|similarly|likewise|to do so|for this purpose|"
+    r"in this context|as a result|also|"
     r"(?:to (?:help )?(?:address|tackle|overcome|bridge|fill|close|solve|mitigate|"
     r"alleviate|remedy|resolve|handle|answer)|motivated by|inspired by|building on)"
     r"\b[^,;]{0,60})(?:,\s+|\s+(?=we\b))",
@@ -164,14 +166,47 @@ _BACK_ADVERB = re.compile(
 _BACK_DETERMINER = re.compile(
     r"^(?:This|These|Those|Such)\s+(?!(?:paper|work|thesis|study|article|survey|report|"
     r"chapter)\b)(?=[\w-]+\s+\w)", re.IGNORECASE)
-# What still refers back after those rewrites: "It …", "They …", "This is …".
+# "We also present", "Evidence is also presented": "also" answers a sentence not shown.
+_BACK_ALSO = re.compile(r"^((?:[\w-]+\s+){1,4}?)also\s+(?!known\b)", re.IGNORECASE)
+# "It is shown that X": the finding is X.
+_IT_IS_SHOWN = re.compile(r"^It is (?:here )?(?:shown|argued|demonstrated|found|suggested|noted|"
+                          r"observed|proved|proven) that\s+(?=\w)")
+# "Then ongoing efforts are presented": a bare adverb pointing back, before a lower-case word.
+_BACK_OPENER = re.compile(r"^(?:then|finally|thus|hence|therefore|next|lastly)\s+(?=[a-z])",
+                          re.IGNORECASE)
+_PROBLEM_NOUNS = (r"(?:question|problem|issue|gap|challenge|limitation|shortcoming|drawback|"
+                  r"difficult(?:y|ie)|bottleneck|concern|dilemma|trade-?off|need)s?")
+# "a framework to address this question", "avoiding these difficulties": the clause names
+# a problem stated in a sentence the reader never saw; without it the sentence stands alone.
+_BACK_PURPOSE = re.compile(
+    r",?\s+(?:(?:in order )?(?:to|that|which|for)\s+)?(?:specifically\s+)?"
+    r"(?:address|tackl|solv|overcom|mitigat|handl|bridg|fill|clos|answer|alleviat|remed|"
+    r"resolv|avoid|circumvent|investigat|stud|explor|examin|adapted to|suited to|"
+    r"tailored to)\w*\s+"
+    r"(?:this|these|those|such|the above|the aforementioned|both)\s+(?:[\w-]+\s+){0,2}?"
+    + _PROBLEM_NOUNS + r"\b", re.IGNORECASE)
+# "a solution to these issues", "an analysis of this problem": the solution, the analysis.
+_BACK_OBJECT = re.compile(
+    r"\b(solutions?|answers?|remed(?:y|ies)|fix(?:es)?|analysis)\s+(?:to|of|for)\s+"
+    r"(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b", re.IGNORECASE)
+# What still refers back after those rewrites: "It …", "They …", "This is …", "The latter …",
+# "Let K be …", or "this problem" anywhere.
 REFERS_BACK = re.compile(
-    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that)\b"
-    r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)", re.IGNORECASE)
+    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that|let|finally)\b"
+    r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)"
+    r"|^the (?:above|aforementioned|former|latter|same|interpretation|resulting|obtained|"
+    r"results?)\b"
+    r"|\b(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b"
+    r"|\bthe (?:above|aforementioned|former|latter)\b", re.IGNORECASE)
 
 
 def _standalone(text: str) -> str:
     text = _BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
+    text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
+    text = _BACK_OPENER.sub("", text, count=1)
+    text = _BACK_PURPOSE.sub("", text)
+    text = _BACK_OBJECT.sub(lambda m: m[1], text)
+    text = _IT_IS_SHOWN.sub("", text, count=1)
     return _BACK_DETERMINER.sub("The ", text, count=1)
 
 
@@ -330,7 +365,7 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
         score -= 1.5
     if sentence.lower().startswith("however"):
         score -= 0.5
-    if REFERS_BACK.match(_standalone(sentence)):
+    if REFERS_BACK.search(_standalone(sentence)):
         score -= 2.0
     if len(_NUMBER.findall(sentence)) >= 2:
         score -= 1.0
@@ -416,8 +451,8 @@ def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
 def _sentence(index: int, clean: str) -> _Sentence:
     text = _rewrite(clean)
     counts = tuple(Counter(_tokens(text)).items())
-    anaphora = 2 if _ANAPHORA_START.match(text) or _CONNECTIVE.search(text) else int(
-        bool(_ANAPHORA.search(text)))
+    anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
+                     or REFERS_BACK.search(text)) else int(bool(_ANAPHORA.search(text)))
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
                      _role(text, index), bool(counts) and _eligible(text, 10**9),
                      bool(_RESULTS.search(text)), anaphora)
@@ -523,6 +558,7 @@ def theme_summary(
     paper it was taken from (``CitedText.segments``)."""
     candidates = _candidates(papers, max_chars)
     pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
+    pool = [c for c in pool if c.sentence.anaphora < 2] or pool  # none that points back
     if not pool or max_sentences <= 0 or max_chars <= 0:
         return CitedText(())
     centroid = _centroid(candidates, len(papers))
