@@ -26,7 +26,8 @@ from functools import lru_cache
 
 from digest.models import CitedText, Paper, SummarySegment
 
-__all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary"]
+__all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary",
+           "theme_tldr"]
 
 logger = logging.getLogger("digest.offline")
 
@@ -372,6 +373,73 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
     if len(sentence.split()) < 6:
         score -= 1.0
     return score
+
+
+# ---------------------------------------------------------------- TL;DR lines
+
+TLDR_TERMS = 2  # specific phrases of the theme a TL;DR line names
+TLDR_PAPERS = 2  # leading papers it names, with what each is about
+TOPIC_WORDS = 7
+# Where a title's topic phrase ends: "Compositional Tool Graphs | for Planning with …".
+_TOPIC_END = _wordset("for with via using in from under through by on towards toward without "
+                      "at as beyond into across against and")
+
+
+def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> str:
+    """One line on what a theme is about, in no paper's words: its specific phrases the title
+    does not say already, and what its leading papers' titles name ("Reward model and
+    preference data, with RAFT (reward-ranked fine-tuning) and SALMON (self-alignment)").
+    Never a bare list of names, and no gist copied."""
+    from .themes._label import generic_name, nameable  # the themes stage loaded them already
+
+    said = title.casefold()
+    specific = [k for k in keywords if k.casefold() not in said and nameable(k)
+                and not generic_name(k)]
+    terms = ([k for k in specific if " " in k] or specific)[:TLDR_TERMS]
+    topics = [topic for p in papers[:2 * TLDR_PAPERS] if (topic := _paper_topic(p.title))]
+    if not topics and not terms and papers:  # no phrase passed: the first title's words
+        topics = [_paper_topic(papers[0].title, strict=False)]
+    leading = " and ".join(topics[:TLDR_PAPERS])
+    if not terms:
+        return f"{leading[:1].upper()}{leading[1:]}." if leading else ""
+    named = " and ".join(terms)
+    named = named[:1].upper() + named[1:]
+    return f"{named}, with {leading}." if leading else f"{named}."
+
+
+def _paper_topic(title: str, *, strict: bool = True) -> str:
+    """"ToolWeaver (compositional tool graphs)", or the topic alone ("real-world offline
+    reinforcement learning") for a title without a short name before a colon."""
+    head, sep, tail = " ".join(title.split()).partition(":")
+    named = bool(sep and head.strip() and len(head.split()) <= 4 and tail.strip())
+    words = re.split(r"[?(]", tail if named else title)[0].split()
+    while words and words[0].lower() in ("a", "an", "the"):
+        words = words[1:]
+    topic: list[str] = []
+    for word in words:
+        if len(topic) >= 2 and word.lower() in _TOPIC_END or len(topic) == TOPIC_WORDS:
+            break
+        topic.append("-".join(part.lower() if part[:1].isupper() and part[1:].islower()
+                              else part for part in word.split("-")))
+    text = " ".join(topic).rstrip(",;.")
+    if named:
+        return f"{head.strip()} ({text})" if len(topic) >= 2 else head.strip()
+    return text if not strict or _noun_phrase(topic) else ""
+
+
+# Titles that are sentences or questions ("Is RL …", "Streaming deep RL finally works") name
+# no topic a TL;DR line can borrow.
+_NOT_A_TOPIC = _wordset("is are was were does do did can could should will would works why how "
+                        "what when where which who towards toward beyond rethinking")
+
+
+def _noun_phrase(words: Sequence[str]) -> bool:
+    from .themes._label import NOUN_GERUNDS, TITLE_VERBS
+
+    first = words[0].lower() if words else ""
+    gerund = first.endswith("ing") and first not in NOUN_GERUNDS
+    return (len(words) >= 2 and not gerund and first not in TITLE_VERBS
+            and not any(word.lower() in _NOT_A_TOPIC for word in words))
 
 
 # ---------------------------------------------------------------- theme summaries

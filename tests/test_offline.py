@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.models import Paper
-from digest.offline import paper_gist, split_sentences, theme_summary
+from digest.offline import paper_gist, split_sentences, theme_summary, theme_tldr
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 
@@ -549,3 +549,32 @@ def test_no_seed_or_arxiv_summary_sentence_points_back() -> None:
         pointing += [s.text for section in built.issue.sections
                      for s in section.summary.segments if POINTS_BACK.search(s.text)]
     assert pointing == []
+
+
+def test_an_offline_tldr_line_says_what_the_theme_is_about_not_who_is_in_it() -> None:
+    """Issue 14 leftovers: "Papers such as AffordKey, TwirlNet and GraspFormer." and one-word
+    lists ("Knowledge, with EnvGen, …")."""
+    papers = [Paper(id="a", title="RAFT: Reward rAnked FineTuning for Generative Foundation "
+                                  "Model Alignment", abstract=""),
+              Paper(id="b", title="Is RL Really Needed? A Study", abstract=""),
+              Paper(id="c", title="SALMON: Self-Alignment with Instructable Reward Models",
+                    abstract="")]
+    line = theme_tldr("Human feedback & RLHF", ["human feedback", "knowledge", "reward model",
+                                                "preference data", "RLHF"], papers)
+    assert line == ("Reward model and preference data, with RAFT (reward rAnked FineTuning) "
+                    "and SALMON (self-alignment with instructable reward models).")
+    assert theme_tldr("Objects & grasping", ["objects", "grasping"], papers[:2]) == (
+        "RAFT (reward rAnked FineTuning).")  # a question names no topic; "objects" says none
+    assert theme_tldr("X", [], []) == ""
+
+
+def test_no_seed_tldr_line_is_a_list_of_names() -> None:
+    from digest import Options, Store, build_issue
+    from digest.render.view import issue_view
+
+    with Store(":memory:") as store:
+        built = build_issue([str(SEEDS)], Options(week="2026-W47", include_published=True),
+                            backend=None, store=store)
+    lines = [item.text for item in issue_view(built.issue).tldr]
+    assert lines and not [line for line in lines if line.startswith("Papers such as")]
+    assert all(len(line.split()) >= 3 for line in lines), lines

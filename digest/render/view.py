@@ -19,7 +19,6 @@ from .rising import PastIssue, PastTheme, Rising, rising_themes, term_profiles
 
 TLDR_MAX = 5  # themes in the TL;DR, largest first
 TLDR_CHARS = 200  # characters of a theme's TL;DR line
-TLDR_TERMS, TLDR_NAMES = 3, 3  # terms and paper names an offline TL;DR line mentions
 CITE_CHARS = 40  # characters of a paper's name in a citation
 AUTHORS_SHOWN = 3
 
@@ -194,21 +193,11 @@ def tldr(issue: Issue, sections: Sequence[SectionView]) -> tuple[Highlight, ...]
 
 
 def theme_gloss(section: IssueSection, title: str) -> str:
-    """"Decision-making, world environments and action, with EnvGen, AutoManual and JARVIS.":
-    the theme's terms its title does not say already, and the names of its leading papers."""
-    from ..themes._label import nameable  # loaded by the themes stage already
+    """What an offline theme is about: its own phrases and the range of its leading papers
+    (``offline.theme_tldr``)."""
+    from ..offline import theme_tldr
 
-    said = title.casefold()
-    terms = [k for k in section.theme.keywords  # a lone "LLM" says nothing a title does not
-             if k.casefold() not in said and nameable(k) and (" " in k or len(k) > 4)]
-    names = [short_name(p.title) for p in section.papers]
-    named = [name for name in names if len(name) <= CITE_CHARS][:TLDR_NAMES]
-    terms = terms[:TLDR_TERMS]
-    if not terms:
-        return f"Papers such as {join_words(named)}." if named else names[0] if names else ""
-    text = join_words(terms)
-    text = text[:1].upper() + text[1:]
-    return f"{text}, with {join_words(named)}." if named else text + "."
+    return theme_tldr(title, section.theme.keywords, section.papers)
 
 
 def join_words(words: Sequence[str]) -> str:

@@ -187,7 +187,9 @@ _TITLE_VERBS = """
     unlock unlocks rethink revisit bridge align aligns exploit leverage mitigate reduce
     reduces teach generate evaluate towards toward beyond using use enable enables achieve
     solve understand harness empower accelerate optimize optimise learn learns based driven
-    near via across under over without within beyond
+    near via across under over without within beyond create creates develop develops
+    require requires explore explores compare compares elicit provide provides propose
+    proposes present presents introduce introduces show shows study investigate
     """
 TITLE_VERBS = frozenset(_TITLE_VERBS.split())
 # Adjectives no ending gives away, which papers use as modifiers, never as a name.
