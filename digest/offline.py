@@ -396,9 +396,9 @@ def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> 
     specific = [k for k in keywords if k.casefold() not in said and nameable(k)
                 and not generic_name(k)]
     terms = ([k for k in specific if " " in k] or specific)[:TLDR_TERMS]
-    topics = [topic for p in papers[:2 * TLDR_PAPERS] if (topic := _paper_topic(p.title))]
+    topics = [topic for p in papers[:2 * TLDR_PAPERS] if (topic := _paper_topic(p))]
     if not topics and not terms and papers:  # no phrase passed: the first title's words
-        topics = [_paper_topic(papers[0].title, strict=False)]
+        topics = [_paper_topic(papers[0], strict=False)]
     leading = " and ".join(topics[:TLDR_PAPERS])
     if not terms:
         return f"{leading[:1].upper()}{leading[1:]}." if leading else ""
@@ -407,24 +407,35 @@ def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> 
     return f"{named}, with {leading}." if leading else f"{named}."
 
 
-def _paper_topic(title: str, *, strict: bool = True) -> str:
+def _paper_topic(paper: Paper, *, strict: bool = True) -> str:
     """"ToolWeaver (compositional tool graphs)", or the topic alone ("real-world offline
-    reinforcement learning") for a title without a short name before a colon."""
-    head, sep, tail = " ".join(title.split()).partition(":")
+    reinforcement learning") for a title without a short name before a colon. A capitalized
+    word is lower-cased where the abstract writes it so (names keep their capitals)."""
+    head, sep, tail = " ".join(paper.title.split()).partition(":")
     named = bool(sep and head.strip() and len(head.split()) <= 4 and tail.strip())
-    words = re.split(r"[?(]", tail if named else title)[0].split()
-    while words and words[0].lower() in ("a", "an", "the"):
+    words = re.split(r"[?(:]", tail if named else head)[0].split()
+    while words and words[0].lower() in ("a", "an", "the", "on", "about"):
         words = words[1:]
     topic: list[str] = []
     for word in words:
         if len(topic) >= 2 and word.lower() in _TOPIC_END or len(topic) == TOPIC_WORDS:
             break
-        topic.append("-".join(part.lower() if part[:1].isupper() and part[1:].islower()
-                              else part for part in word.split("-")))
+        topic.append("-".join(_as_written(part, paper.abstract) for part in word.split("-")))
     text = " ".join(topic).rstrip(",;.")
     if named:
         return f"{head.strip()} ({text})" if len(topic) >= 2 else head.strip()
     return text if not strict or _noun_phrase(topic) else ""
+
+
+def _as_written(word: str, abstract: str) -> str:
+    """A title's capitalized word as running text writes it: "Graphs" → "graphs", but a name
+    the abstract capitalizes mid-sentence and never writes in lower case ("Borel") stays."""
+    if not (word[:1].isupper() and word[1:].islower()):
+        return word
+    mid_sentence = re.search(rf"(?:(?<=[a-z,;] )|(?<=-)){re.escape(word)}\b", abstract)
+    if mid_sentence and not re.search(rf"\b{re.escape(word.lower())}\b", abstract):
+        return word
+    return word.lower()
 
 
 # Titles that are sentences or questions ("Is RL …", "Streaming deep RL finally works") name

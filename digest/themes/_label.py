@@ -220,7 +220,7 @@ _GENERIC_NOUNS = """
     case cases order number time type types form forms way ways feature features analysis
     study studies review problem problems performance result results model models system
     systems framework frameworks approach approaches task tasks data future methodologies
-    methodology contact sim advantage consistency requires
+    methodology contact sim advantage consistency requires project website page code
     """
 GENERIC_NOUNS = frozenset(_GENERIC_NOUNS.split())
 # Units written after a number ("6-DoF robot", "13 TeV"): without the number, a fragment.
