@@ -200,11 +200,6 @@ def theme_gloss(section: IssueSection, title: str) -> str:
     return theme_tldr(title, section.theme.keywords, section.papers)
 
 
-def join_words(words: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def counts_line(issue: Issue) -> str:
     """The week in numbers, once: "179 papers in 8 themes from 226 records; 41 in more than
     one listing"."""
