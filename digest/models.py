@@ -114,8 +114,8 @@ class ThemeSummary:
 
     ``offline`` is True when the text came from the offline summarizer, either
     because that is the backend or because the LLM's answer could not be used.
-    ``summary`` may be a ``CitedText`` (the offline summarizer's is; an LLM's cites
-    nothing yet). ``tldr`` is one line on what the theme is about, when a backend
+    ``summary`` may be a ``CitedText`` (the offline summarizer's is, and an LLM's whose
+    sentences cite paper ids). ``tldr`` is one line on what the theme is about, when a backend
     wrote one; without it the renderer composes one from the theme's terms and papers.
     """
 

@@ -26,7 +26,8 @@ from functools import lru_cache
 
 from digest.models import CitedText, Paper, SummarySegment
 
-__all__ = ["paper_gist", "paper_gists", "split_sentences", "theme_summary"]
+__all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary",
+           "theme_tldr"]
 
 logger = logging.getLogger("digest.offline")
 
@@ -110,6 +111,8 @@ _LEAD_IN = re.compile(
     r"here(?:in)?|"
     r"to this end|in response|in particular|specifically|concretely|however|moreover|then|next|"
     r"furthermore|additionally|in addition|therefore|thus|hence|consequently|accordingly|"
+    r"finally|lastly|firstly|secondly|thirdly|similarly|likewise|to do so|for this purpose|"
+    r"in this context|as a result|also|"
     r"(?:to (?:help )?(?:address|tackle|overcome|bridge|fill|close|solve|mitigate|"
     r"alleviate|remedy|resolve|handle|answer)|motivated by|inspired by|building on)"
     r"\b[^,;]{0,60})(?:,\s+|\s+(?=we\b))",
@@ -164,14 +167,47 @@ _BACK_ADVERB = re.compile(
 _BACK_DETERMINER = re.compile(
     r"^(?:This|These|Those|Such)\s+(?!(?:paper|work|thesis|study|article|survey|report|"
     r"chapter)\b)(?=[\w-]+\s+\w)", re.IGNORECASE)
-# What still refers back after those rewrites: "It …", "They …", "This is …".
+# "We also present", "Evidence is also presented": "also" answers a sentence not shown.
+_BACK_ALSO = re.compile(r"^((?:[\w-]+\s+){1,4}?)also\s+(?!known\b)", re.IGNORECASE)
+# "It is shown that X": the finding is X.
+_IT_IS_SHOWN = re.compile(r"^It is (?:here )?(?:shown|argued|demonstrated|found|suggested|noted|"
+                          r"observed|proved|proven) that\s+(?=\w)")
+# "Then ongoing efforts are presented": a bare adverb pointing back, before a lower-case word.
+_BACK_OPENER = re.compile(r"^(?:then|finally|thus|hence|therefore|next|lastly)\s+(?=[a-z])",
+                          re.IGNORECASE)
+_PROBLEM_NOUNS = (r"(?:question|problem|issue|gap|challenge|limitation|shortcoming|drawback|"
+                  r"difficult(?:y|ie)|bottleneck|concern|dilemma|trade-?off|need)s?")
+# "a framework to address this question", "avoiding these difficulties": the clause names
+# a problem stated in a sentence the reader never saw; without it the sentence stands alone.
+_BACK_PURPOSE = re.compile(
+    r",?\s+(?:(?:in order )?(?:to|that|which|for)\s+)?(?:specifically\s+)?"
+    r"(?:address|tackl|solv|overcom|mitigat|handl|bridg|fill|clos|answer|alleviat|remed|"
+    r"resolv|avoid|circumvent|investigat|stud|explor|examin|adapted to|suited to|"
+    r"tailored to)\w*\s+"
+    r"(?:this|these|those|such|the above|the aforementioned|both)\s+(?:[\w-]+\s+){0,2}?"
+    + _PROBLEM_NOUNS + r"\b", re.IGNORECASE)
+# "a solution to these issues", "an analysis of this problem": the solution, the analysis.
+_BACK_OBJECT = re.compile(
+    r"\b(solutions?|answers?|remed(?:y|ies)|fix(?:es)?|analysis)\s+(?:to|of|for)\s+"
+    r"(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b", re.IGNORECASE)
+# What still refers back after those rewrites: "It …", "They …", "This is …", "The latter …",
+# "Let K be …", or "this problem" anywhere.
 REFERS_BACK = re.compile(
-    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that)\b"
-    r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)", re.IGNORECASE)
+    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that|let|finally)\b"
+    r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)"
+    r"|^the (?:above|aforementioned|former|latter|same|interpretation|resulting|obtained|"
+    r"results?)\b"
+    r"|\b(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b"
+    r"|\bthe (?:above|aforementioned|former|latter)\b", re.IGNORECASE)
 
 
 def _standalone(text: str) -> str:
     text = _BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
+    text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
+    text = _BACK_OPENER.sub("", text, count=1)
+    text = _BACK_PURPOSE.sub("", text)
+    text = _BACK_OBJECT.sub(lambda m: m[1], text)
+    text = _IT_IS_SHOWN.sub("", text, count=1)
     return _BACK_DETERMINER.sub("The ", text, count=1)
 
 
@@ -330,13 +366,91 @@ def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[st
         score -= 1.5
     if sentence.lower().startswith("however"):
         score -= 0.5
-    if REFERS_BACK.match(_standalone(sentence)):
+    if REFERS_BACK.search(_standalone(sentence)):
         score -= 2.0
     if len(_NUMBER.findall(sentence)) >= 2:
         score -= 1.0
     if len(sentence.split()) < 6:
         score -= 1.0
     return score
+
+
+# ---------------------------------------------------------------- TL;DR lines
+
+TLDR_TERMS = 2  # specific phrases of the theme a TL;DR line names
+TLDR_PAPERS = 2  # leading papers it names, with what each is about
+TOPIC_WORDS = 7
+# Where a title's topic phrase ends: "Compositional Tool Graphs | for Planning with …".
+_TOPIC_END = _wordset("for with via using in from under through by on towards toward without "
+                      "at as beyond into across against and")
+
+
+def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> str:
+    """One line on what a theme is about, in no paper's words: its specific phrases the title
+    does not say already, and what its leading papers' titles name ("Reward model and
+    preference data, with RAFT (reward-ranked fine-tuning) and SALMON (self-alignment)").
+    Never a bare list of names, and no gist copied."""
+    from .themes._label import generic_name, nameable  # the themes stage loaded them already
+
+    said = title.casefold()
+    specific = [k for k in keywords if k.casefold() not in said and nameable(k)
+                and not generic_name(k)]
+    terms = ([k for k in specific if " " in k] or specific)[:TLDR_TERMS]
+    topics = [topic for p in papers[:2 * TLDR_PAPERS] if (topic := _paper_topic(p))]
+    if not topics and not terms and papers:  # no phrase passed: the first title's words
+        topics = [_paper_topic(papers[0], strict=False)]
+    leading = " and ".join(topics[:TLDR_PAPERS])
+    if not terms:
+        return f"{leading[:1].upper()}{leading[1:]}." if leading else ""
+    named = " and ".join(terms)
+    named = named[:1].upper() + named[1:]
+    return f"{named}, with {leading}." if leading else f"{named}."
+
+
+def _paper_topic(paper: Paper, *, strict: bool = True) -> str:
+    """"ToolWeaver (compositional tool graphs)", or the topic alone ("real-world offline
+    reinforcement learning") for a title without a short name before a colon. A capitalized
+    word is lower-cased where the abstract writes it so (names keep their capitals)."""
+    head, sep, tail = " ".join(paper.title.split()).partition(":")
+    named = bool(sep and head.strip() and len(head.split()) <= 4 and tail.strip())
+    words = re.split(r"[?(:]", tail if named else head)[0].split()
+    while words and words[0].lower() in ("a", "an", "the", "on", "about"):
+        words = words[1:]
+    topic: list[str] = []
+    for word in words:
+        if len(topic) >= 2 and word.lower() in _TOPIC_END or len(topic) == TOPIC_WORDS:
+            break
+        topic.append("-".join(_as_written(part, paper.abstract) for part in word.split("-")))
+    text = " ".join(topic).rstrip(",;.")
+    if named:
+        return f"{head.strip()} ({text})" if len(topic) >= 2 else head.strip()
+    return text if not strict or _noun_phrase(topic) else ""
+
+
+def _as_written(word: str, abstract: str) -> str:
+    """A title's capitalized word as running text writes it: "Graphs" → "graphs", but a name
+    the abstract capitalizes mid-sentence and never writes in lower case ("Borel") stays."""
+    if not (word[:1].isupper() and word[1:].islower()):
+        return word
+    mid_sentence = re.search(rf"(?:(?<=[a-z,;] )|(?<=-)){re.escape(word)}\b", abstract)
+    if mid_sentence and not re.search(rf"\b{re.escape(word.lower())}\b", abstract):
+        return word
+    return word.lower()
+
+
+# Titles that are sentences or questions ("Is RL …", "Streaming deep RL finally works") name
+# no topic a TL;DR line can borrow.
+_NOT_A_TOPIC = _wordset("is are was were does do did can could should will would works why how "
+                        "what when where which who towards toward beyond rethinking")
+
+
+def _noun_phrase(words: Sequence[str]) -> bool:
+    from .themes._label import NOUN_GERUNDS, TITLE_VERBS
+
+    first = words[0].lower() if words else ""
+    gerund = first.endswith("ing") and first not in NOUN_GERUNDS
+    return (len(words) >= 2 and not gerund and first not in TITLE_VERBS
+            and not any(word.lower() in _NOT_A_TOPIC for word in words))
 
 
 # ---------------------------------------------------------------- theme summaries
@@ -416,11 +530,16 @@ def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
 def _sentence(index: int, clean: str) -> _Sentence:
     text = _rewrite(clean)
     counts = tuple(Counter(_tokens(text)).items())
-    anaphora = 2 if _ANAPHORA_START.match(text) or _CONNECTIVE.search(text) else int(
-        bool(_ANAPHORA.search(text)))
+    anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
+                     or REFERS_BACK.search(text)) else int(bool(_ANAPHORA.search(text)))
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
                      _role(text, index), bool(counts) and _eligible(text, 10**9),
                      bool(_RESULTS.search(text)), anaphora)
+
+
+def content_terms(text: str) -> list[str]:
+    """The content words of ``text``: lower case, no stop words or numbers, plurals folded."""
+    return _tokens(text)
 
 
 def _tokens(text: str) -> list[str]:
@@ -518,6 +637,7 @@ def theme_summary(
     paper it was taken from (``CitedText.segments``)."""
     candidates = _candidates(papers, max_chars)
     pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
+    pool = [c for c in pool if c.sentence.anaphora < 2] or pool  # none that points back
     if not pool or max_sentences <= 0 or max_chars <= 0:
         return CitedText(())
     centroid = _centroid(candidates, len(papers))

@@ -20,7 +20,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from .render import (
     Trusted,
     clean_text,
     issue_view,
+    past_themes,
     safe_url,
 )
 from .report import write_atomic
@@ -186,9 +187,9 @@ def history_entry(issue: Issue) -> HistoryEntry:
     return HistoryEntry(
         week=issue.week, papers=sum(len(s.papers) for s in issue.sections),
         intro=clean_text(view.intro if view.sections else view.empty_reason),
-        themes=tuple(PastTheme(clean_text(s.title), tuple(map(clean_text, t.theme.keywords)),
-                               len(s.papers))
-                     for s, t in zip(view.sections, issue.sections, strict=True)),
+        themes=tuple(replace(theme, title=clean_text(theme.title),
+                             keywords=tuple(map(clean_text, theme.keywords)))
+                     for theme in past_themes(issue)),
         tldr=tuple((clean_text(item.theme), clean_text(item.text)) for item in view.tldr))
 
 
@@ -253,6 +254,8 @@ def save_history(out: Path, history: dict[str, HistoryEntry]) -> None:
 def _entry_to_json(entry: HistoryEntry) -> dict[str, Any]:
     data = asdict(entry)
     data["tldr"] = [{"theme": theme, "text": text} for theme, text in entry.tldr]
+    for theme, item in zip(entry.themes, data["themes"], strict=True):
+        item["terms"] = dict(theme.terms)  # term -> weight: what rising themes match on
     return data
 
 
@@ -262,9 +265,17 @@ def _entry_from_json(item: dict[str, Any]) -> HistoryEntry:
         raise ValueError(f"week {week!r} is not like 2026-W47")
     return HistoryEntry(
         week=week, papers=int(item["papers"]), intro=str(item["intro"]),
-        themes=tuple(PastTheme(str(t["title"]), tuple(map(str, t["keywords"])), int(t["papers"]))
+        themes=tuple(PastTheme(str(t["title"]), tuple(map(str, t["keywords"])), int(t["papers"]),
+                               _terms(t.get("terms", {})))
                      for t in item["themes"]),
         tldr=tuple((str(t["theme"]), str(t["text"])) for t in item["tldr"]))
+
+
+def _terms(value: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """A theme's term profile as kept (older histories have none: such issues are not
+    compared for rising themes)."""
+    terms = ((str(term), float(weight)) for term, weight in value.items())
+    return tuple(sorted(terms, key=lambda tw: (-tw[1], tw[0])))
 
 
 def _bad_history(path: Path, problem: str) -> StateError:

@@ -34,7 +34,9 @@ from .llm.answers import (
     check_batch,
     check_intro,
     check_merge,
+    cited_prompt,
     grounding_words,
+    theme_refs,
 )
 from .llm.runner import Call, CallRunner, LLMStats, RunLimits
 from .models import Batch, Paper, Theme, ThemeSummary
@@ -65,6 +67,7 @@ class _Part:
     paper_ids: tuple[str, ...]
     offline: bool
     title: str | None = None
+    tldr: str | None = None
 
 
 class Summarizer:
@@ -142,7 +145,8 @@ class Summarizer:
                 on_done(offline_part(theme, batch))
             else:
                 on_done(_Part(answer.summary, {refs[r].id: g for r, g in answer.gists.items()},
-                              tuple(p.id for p in batch), offline=False, title=answer.title))
+                              tuple(p.id for p in batch), offline=False, title=answer.title,
+                              tldr=answer.tldr))
 
         context = self._context(theme, [p.title for p in batch])
         self._submit(Call(
@@ -174,10 +178,13 @@ class Summarizer:
         refs = [f"S{i}" for i in range(1, len(parts) + 1)]
         paper_ids = tuple(pid for part in parts for pid in part.paper_ids)
         gists = {pid: gist for part in parts for pid, gist in part.gists.items()}
+        numbers = theme_refs(papers)  # P1... across the theme: unique over its batches
         user = self.prompts.render(
             "merge", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
-            parts=[{"ref": ref, "title": part.title or "", "summary": part.summary}
+            parts=[{"ref": ref, "title": part.title or "",
+                    "summary": cited_prompt(part.summary, numbers)}
                    for ref, part in zip(refs, parts, strict=True)])
+        cites = {numbers[pid]: pid for pid in paper_ids}
         first_title = next((part.title for part in parts if part.title), None)
         any_offline = any(part.offline for part in parts)
 
@@ -188,12 +195,12 @@ class Summarizer:
                 on_done(_Part(text, gists, paper_ids, offline=True, title=first_title))
             else:
                 on_done(_Part(answer.summary, gists, paper_ids, offline=any_offline,
-                              title=answer.title or first_title))
+                              title=answer.title or first_title, tldr=answer.tldr))
 
         context = self._context(theme, [papers[pid].title for pid in paper_ids])
         self._submit(Call(
             "merge", theme.title, self._messages(user),
-            check=lambda d: check_merge(d, refs, context),
+            check=lambda d: check_merge(d, refs, context, papers=cites),
             on_done=done, max_tokens=min(600, self.budget.max_output_tokens),
             expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority))
 
@@ -332,7 +339,7 @@ class _ThemeJob:
 
     def _done(self, part: _Part) -> None:
         self.summary = ThemeSummary(part.summary, part.gists, offline=part.offline,
-                                    title=part.title)
+                                    title=part.title, tldr=part.tldr)
 
 
 def gists_part(batch: list[Paper]) -> _Part:

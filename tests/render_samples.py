@@ -213,9 +213,12 @@ def read_html(html: str) -> HtmlReader:
 
 
 def earlier_issue(week: str) -> Issue:
-    """An earlier week with robots and speech, and no tool agents."""
-    robots = [paper(40 + n, f"Robot paper {n}", url=f"https://arxiv.org/abs/2611.{40 + n:05d}")
-              for n in range(4)]
+    """An earlier week with robots and speech, and no tool agents (rising themes match themes
+    by what their papers say: these robot papers are about what plain_issue's are about)."""
+    robot_titles = ["Folding Towels with a Robot", "Tactile Insertion for Robot Arms",
+                    "Cheap Teleoperation of Two Arms", "Robot Arms that Fold Cloth"]
+    robots = [paper(40 + n, title, url=f"https://arxiv.org/abs/2611.{40 + n:05d}")
+              for n, title in enumerate(robot_titles)]
     audio = [paper(50 + n, f"Speech paper {n}", url=f"https://arxiv.org/abs/2611.{50 + n:05d}")
              for n in range(4)]
     return make_issue([

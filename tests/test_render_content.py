@@ -92,7 +92,7 @@ def test_tldr_says_once_per_theme_what_it_is_about(sizes, bullets):
     assert [item.split(":")[0] for item in items] == [f"Theme {t}" for t in range(bullets)]
     gists = {g for s in issue.sections for g in s.summary.gists.values()}
     assert not [item for item in items if any(gist in item for gist in gists)]
-    assert items[0].startswith("Theme 0: Topic0, with Paper 0")
+    assert items[0].startswith("Theme 0: Topic0, with paper 0")
 
 
 def test_tldr_takes_the_backends_line_when_there_is_one():

@@ -13,6 +13,11 @@ instructions; a gist that merely copies the abstract's opening sentence is
 rejected. Titles are soft: one that fails those rules, or is not grounded (fewer
 than half of its content words come from its papers' titles or the theme's
 keywords), is dropped (the theme keeps its term label) without failing the answer.
+A TL;DR line is soft the same way (dropped: the renderer composes one offline).
+
+A summary cites papers by their ids (``[P3]``, ``[P1, P4]``): an id outside the
+batch fails the answer; the ids it cites become the paper ids of its sentences
+(``cited_summary`` → ``CitedText``), so the issue links each sentence to its papers.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import offline
-from ..models import Paper
+from ..models import CitedText, Paper, SummarySegment
 from ..textsafety import clean_untrusted, find_address
 
 MAX_SUMMARY_CHARS = 1_200
@@ -33,6 +38,7 @@ MAX_GIST_CHARS = 400
 MAX_TITLE_CHARS = 60
 MAX_TITLE_WORDS = 8
 MAX_INTRO_CHARS = 700
+MAX_TLDR_CHARS = 200
 MAX_DEPTH = 8  # the answer formats nest 3 deep (object > gists > item)
 ECHO_WORDS = 6  # prose sharing this many words in a row with the instructions copies them
 
@@ -44,16 +50,22 @@ _MARKUP = re.compile(
 _CITATION = re.compile(r"\s*[\[(]\s*([PST]\d+(?:\s*[,;–-]\s*[PST]?\d+)*)\s*[\])]")
 _ID = re.compile(r"[PST]\d+")
 _WORD = re.compile(r"\w+")
+# Where one sentence ends; a citation just after the period is moved back to its sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LEADING_CITATION = re.compile(r"^(?:\s*[\[(]\s*[PST]\d+(?:\s*[,;–-]\s*[PST]?\d+)*\s*[\])])+")
 
 ITEM_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["id", "gist"],
                "properties": {"id": {"type": "string"}, "gist": {"type": "string"}}}
 SUMMARY_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["title", "summary", "gists"],
-    "properties": {"title": {"type": "string"}, "summary": {"type": "string"},
+    "type": "object", "additionalProperties": False,
+    "required": ["title", "tldr", "summary", "gists"],
+    "properties": {"title": {"type": "string"}, "tldr": {"type": "string"},
+                   "summary": {"type": "string"},
                    "gists": {"type": "array", "items": ITEM_SCHEMA}}}
 MERGE_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["title", "summary"],
-    "properties": {"title": {"type": "string"}, "summary": {"type": "string"}}}
+    "type": "object", "additionalProperties": False, "required": ["title", "tldr", "summary"],
+    "properties": {"title": {"type": "string"}, "tldr": {"type": "string"},
+                   "summary": {"type": "string"}}}
 INTRO_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["intro"],
                 "properties": {"intro": {"type": "string"}}}
 
@@ -100,14 +112,16 @@ def grounding_words(texts: Iterable[str]) -> frozenset[str]:
 @dataclass(frozen=True)
 class BatchAnswer:
     title: str | None
-    summary: str
+    summary: CitedText  # its sentences know the paper ids they cite
     gists: dict[str, str]  # short ref (P1) -> gist
+    tldr: str | None = None
 
 
 @dataclass(frozen=True)
 class MergeAnswer:
     title: str | None
-    summary: str
+    summary: CitedText
+    tldr: str | None = None
 
 
 def parse_json_answer(text: str) -> Any:
@@ -149,19 +163,28 @@ def check_batch(data: Any, refs: Mapping[str, Paper], context: Context | None = 
                 problems.append(f"gist {ref} copies the abstract's first sentence")
     if problems:
         return None, problems
-    return BatchAnswer(clean_title(data.get("title"), context), tidy(data["summary"]),
-                       {ref: tidy(gist) for ref, gist in items}), []
+    summary = cited_summary(data["summary"], {ref: paper.id for ref, paper in refs.items()})
+    return BatchAnswer(clean_title(data.get("title"), context), summary,
+                       {ref: tidy(gist) for ref, gist in items},
+                       clean_tldr(data.get("tldr"), refs, context)), []
 
 
-def check_merge(data: Any, refs: Sequence[str], context: Context | None = None
-                ) -> tuple[MergeAnswer | None, list[str]]:
+def check_merge(data: Any, refs: Sequence[str], context: Context | None = None,
+                papers: Mapping[str, str] | None = None) -> tuple[MergeAnswer | None, list[str]]:
+    """A merge answer; it may cite the parts (``refs``: S1, ...) and the papers (``papers``:
+    theme-wide P1 -> paper id), and its sentences then cite those papers."""
     if not isinstance(data, dict):
         return None, ["the answer must be a JSON object"]
     context = context or Context()
-    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, refs, context)
+    papers = papers or {}
+    citable = [*refs, *papers]
+    problems = prose_problems("summary", data.get("summary"), MAX_SUMMARY_CHARS, citable,
+                              context)
     if problems:
         return None, problems
-    return MergeAnswer(clean_title(data.get("title"), context), tidy(data["summary"])), []
+    return MergeAnswer(clean_title(data.get("title"), context),
+                       cited_summary(data["summary"], papers),
+                       clean_tldr(data.get("tldr"), citable, context)), []
 
 
 def check_intro(data: Any, refs: Sequence[str], context: Context | None = None
@@ -195,6 +218,58 @@ def prose_problems(name: str, value: Any, max_chars: int, refs: Sequence[str] | 
     if unknown:
         problems.append(f"{name} cites ids that are not in this batch: {', '.join(unknown)}")
     return problems
+
+
+def cited_summary(text: str, papers: Mapping[str, str]) -> CitedText:
+    """The summary as sentences, each with the paper ids its citations name (``papers``:
+    ref -> paper id; other ids, such as a part's S1, cite nothing) and the citations removed."""
+    sentences: list[str] = []
+    for sentence in _SENTENCE_END.split(text.strip()):
+        leading = _LEADING_CITATION.match(sentence)
+        if leading and sentences:  # "... works. [P2] Another ..." : [P2] ends the sentence before
+            sentences[-1] += leading[0]
+            sentence = sentence[leading.end():]
+        sentences.append(sentence)
+    segments = [SummarySegment(tidy(sentence), _paper_ids(sentence, papers))
+                for sentence in sentences]
+    return CitedText([segment for segment in segments if segment.text])
+
+
+def _paper_ids(sentence: str, papers: Mapping[str, str]) -> tuple[str, ...]:
+    ids = [papers[ref] for ref in cited_ids(sentence) if ref in papers]
+    return tuple(dict.fromkeys(ids))
+
+
+def theme_refs(paper_ids: Iterable[str]) -> dict[str, str]:
+    """Paper id -> its id in a merge prompt: P1, P2, ... in the theme's order. Each batch
+    prompt numbers its own papers from P1, so a merge of several batches renumbers them
+    across the whole theme: ids stay unique in every round of merging."""
+    return {pid: f"P{number}" for number, pid in enumerate(paper_ids, start=1)}
+
+
+def cited_prompt(summary: str, numbers: Mapping[str, str]) -> str:
+    """A part's summary as a merge prompt shows it: each sentence with its citations, in the
+    ids of ``numbers`` ("ToolWeaver plans with graphs [P1, P4].")."""
+    if not isinstance(summary, CitedText):
+        return summary
+    return " ".join(_with_citation(segment.text, [numbers[pid] for pid in segment.paper_ids
+                                                  if pid in numbers])
+                    for segment in summary.segments)
+
+
+def _with_citation(sentence: str, refs: Sequence[str]) -> str:
+    if not refs:
+        return sentence
+    body, end = (sentence[:-1], sentence[-1]) if sentence[-1:] in ".!?" else (sentence, "")
+    return f"{body} [{', '.join(refs)}]{end}"
+
+
+def clean_tldr(value: Any, refs: Sequence[str] | Mapping[str, Any],
+               context: Context | None = None) -> str | None:
+    """A usable TL;DR line (one line, no citations), or None: the renderer then composes one."""
+    if prose_problems("tldr", value, MAX_TLDR_CHARS, refs, context) or not isinstance(value, str):
+        return None
+    return tidy(value) or None
 
 
 def cited_ids(text: str) -> list[str]:

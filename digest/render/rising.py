@@ -1,30 +1,48 @@
 """Rising themes: which of this week's themes grew compared with the last few issues.
 
 Theme titles are made fresh each week (from TF-IDF keywords or by the LLM), so a
-theme is matched to an earlier one by the words of its title and keywords: two
-themes are "the same" when they share two fifths of the smaller word set (two words
-of five).
+theme is matched to an earlier one by what its papers say, not by its label: each
+theme keeps a *term profile* (``term_profile``: the words of its papers' titles and
+abstracts, weighted by how many of its papers use them and how few of the issue's
+other papers do; the top ``PROFILE_TERMS``, unit length), and two themes of
+different weeks are "the same" when their profiles' cosine is at least ``MATCH``.
+An earlier issue's share of a theme is the share of all its themes that match.
+
 A theme *rises* when its share of the issue's papers grew by at least
-``MIN_GAIN`` (absolute) and by half (relative) against its average share over
-the last ``WINDOW`` issues (0 when no earlier theme matches: it is new).
-History comes from ``outputs/.history.json`` (see ``digest.outputs``): without
-an earlier issue there is nothing to compare with, and the section is left out.
+``MIN_GAIN`` (absolute) and by half (relative) against the larger of its share in
+the last issue and its average share over the last ``WINDOW`` issues, so a theme
+that had a third of last week's papers is never "up from 10%". It is *new* only
+when no theme of any compared issue matches it.
+History comes from ``outputs/.history.json`` (see ``digest.outputs``), which keeps
+each theme's profile: without an earlier issue with profiles there is nothing to
+compare with, and the section is left out (issues recorded before profiles were
+kept are not compared: their labels are no evidence).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from ..models import Paper
+from ..offline import content_terms
 
 WINDOW = 4
 MIN_GAIN = 0.05
 MIN_RATIO = 1.5
 MIN_PAPERS = 2
-MATCH = 0.4
+MATCH = 0.15  # profile cosine; see tests/test_rising.py for its calibration
 TOP = 3
+PROFILE_TERMS = 60
 
-# Words that say nothing about a topic on their own; they never make two themes match.
+Profile = tuple[tuple[str, float], ...]  # (term, weight), heaviest first, unit length
+
+# Words that say nothing about a topic on their own: a theme made only of them ("Other")
+# is never judged.
 _GENERIC = frozenset([
     "a", "an", "and", "the", "of", "for", "in", "on", "with", "via", "to", "from", "by",
     "other", "model", "models", "modeling", "method", "methods", "learning", "large",
@@ -39,6 +57,7 @@ class PastTheme:
     title: str
     keywords: tuple[str, ...]
     papers: int
+    terms: Profile = ()  # what its papers are about (``term_profile``)
 
 
 @dataclass(frozen=True)
@@ -55,8 +74,8 @@ class RisingTheme:
     title: str
     papers: int
     percent: int
-    percent_before: int  # average share over the compared issues; 0 = new
-    new: bool  # no earlier theme shares enough words with it
+    percent_before: int  # the share it is compared with (see the module); 0 = new
+    new: bool  # no theme of a compared issue is about the same
 
 
 @dataclass(frozen=True)
@@ -65,39 +84,68 @@ class Rising:
     themes: tuple[RisingTheme, ...]
 
 
+def term_profiles(groups: Sequence[Sequence[Paper]]) -> list[Profile]:
+    """One profile per group of papers (an issue's themes): a term weighs the share of the
+    group's papers that use it times its rarity in the whole issue (log IDF; a term every
+    paper uses weighs nothing)."""
+    words = [[_paper_terms(p.title, p.abstract) for p in group] for group in groups]
+    total = sum(len(group) for group in words)
+    df = Counter(term for group in words for terms in group for term in terms)
+    return [_profile(group, df, total) for group in words]
+
+
+@lru_cache(maxsize=16_384)  # an issue is rendered in up to three formats, then recorded
+def _paper_terms(title: str, abstract: str) -> frozenset[str]:
+    return frozenset(content_terms(f"{title} {abstract}"))
+
+
+def _profile(group: Sequence[frozenset[str]], df: Counter[str], total: int) -> Profile:
+    counts = Counter(term for terms in group for term in terms)
+    weights = {term: count / len(group) * math.log((1 + total) / (1 + df[term]))
+               for term, count in counts.items()}
+    top = sorted(((t, w) for t, w in weights.items() if w > 0), key=lambda tw: (-tw[1], tw[0]))
+    top = top[:PROFILE_TERMS]
+    norm = math.sqrt(sum(w * w for _, w in top)) or 1.0
+    return tuple((term, round(weight / norm, 4)) for term, weight in top)
+
+
+def similarity(a: Profile, b: Profile) -> float:
+    """Cosine of two profiles (each of unit length)."""
+    weights = dict(a)
+    return sum(weight * weights.get(term, 0.0) for term, weight in b)
+
+
 def rising_themes(week: str, current: Sequence[PastTheme], history: Iterable[PastIssue],
                   ) -> Rising | None:
     """The up to ``TOP`` themes of ``current`` that grew most; None without earlier issues."""
-    earlier = sorted((past for past in history if past.week < week and past.papers),
+    earlier = sorted((past for past in history if past.week < week and past.papers
+                      and any(theme.terms for theme in past.themes)),
                      key=lambda past: past.week)[-WINDOW:]
     if not earlier:
         return None
     total = sum(theme.papers for theme in current) or 1
     found = []
     for theme in current:
-        if not topic_words(theme):  # e.g. "Other": nothing to recognise it by
+        if not topic_words(theme) or not theme.terms:  # "Other": nothing to recognise it by
             continue
         now = theme.papers / total
-        before = sum(_matched_share(theme, past) for past in earlier) / len(earlier)
+        shares = [matched_share(theme, past) for past in earlier]
+        before = max(shares[-1], sum(shares) / len(shares))
         if theme.papers >= MIN_PAPERS and now - before >= MIN_GAIN and now >= MIN_RATIO * before:
+            new = not any(_matches(theme, past) for past in earlier)
             found.append((now - before, RisingTheme(
-                theme.title, theme.papers, round(100 * now), round(100 * before), before == 0)))
+                theme.title, theme.papers, round(100 * now), round(100 * before), new)))
     found.sort(key=lambda item: -item[0])  # stable: ties keep the issue's order
     return Rising(tuple(past.week for past in earlier), tuple(item for _, item in found[:TOP]))
 
 
-def _matched_share(theme: PastTheme, past: PastIssue) -> float:
-    """The share of ``past``'s papers in its theme that matches ``theme`` best, or 0."""
-    words = topic_words(theme)
-    best, share = 0.0, 0.0
-    for candidate in past.themes:
-        other = topic_words(candidate)
-        if not words or not other:
-            continue
-        overlap = len(words & other) / min(len(words), len(other))
-        if overlap >= MATCH and overlap > best:
-            best, share = overlap, candidate.papers / past.papers
-    return share
+def matched_share(theme: PastTheme, past: PastIssue) -> float:
+    """The share of ``past``'s papers in the themes about the same as ``theme``."""
+    return min(1.0, sum(other.papers for other in _matches(theme, past)) / past.papers)
+
+
+def _matches(theme: PastTheme, past: PastIssue) -> list[PastTheme]:
+    return [other for other in past.themes if similarity(theme.terms, other.terms) >= MATCH]
 
 
 def topic_words(theme: PastTheme) -> frozenset[str]:

@@ -15,11 +15,10 @@ from ..models import Issue, IssueSection, Paper, Stats
 from ..weeks import date_range
 from .chart import Chart, bar_chart, shorten
 from .escape import clean_text, github_slug, safe_url
-from .rising import PastIssue, PastTheme, Rising, rising_themes
+from .rising import PastIssue, PastTheme, Rising, rising_themes, term_profiles
 
 TLDR_MAX = 5  # themes in the TL;DR, largest first
 TLDR_CHARS = 200  # characters of a theme's TL;DR line
-TLDR_TERMS, TLDR_NAMES = 3, 3  # terms and paper names an offline TL;DR line mentions
 CITE_CHARS = 40  # characters of a paper's name in a citation
 AUTHORS_SHOWN = 3
 
@@ -194,26 +193,11 @@ def tldr(issue: Issue, sections: Sequence[SectionView]) -> tuple[Highlight, ...]
 
 
 def theme_gloss(section: IssueSection, title: str) -> str:
-    """"Decision-making, world environments and action, with EnvGen, AutoManual and JARVIS.":
-    the theme's terms its title does not say already, and the names of its leading papers."""
-    from ..themes._label import nameable  # loaded by the themes stage already
+    """What an offline theme is about: its own phrases and the range of its leading papers
+    (``offline.theme_tldr``)."""
+    from ..offline import theme_tldr
 
-    said = title.casefold()
-    terms = [k for k in section.theme.keywords  # a lone "LLM" says nothing a title does not
-             if k.casefold() not in said and nameable(k) and (" " in k or len(k) > 4)]
-    names = [short_name(p.title) for p in section.papers]
-    named = [name for name in names if len(name) <= CITE_CHARS][:TLDR_NAMES]
-    terms = terms[:TLDR_TERMS]
-    if not terms:
-        return f"Papers such as {join_words(named)}." if named else names[0] if names else ""
-    text = join_words(terms)
-    text = text[:1].upper() + text[1:]
-    return f"{text}, with {join_words(named)}." if named else text + "."
-
-
-def join_words(words: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return theme_tldr(title, section.theme.keywords, section.papers)
 
 
 def counts_line(issue: Issue) -> str:
@@ -249,9 +233,10 @@ def empty_reason(stats: Stats) -> str:
 
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
-    """This issue's themes as the history keeps them."""
-    return tuple(PastTheme(section_title(s), s.theme.keywords, len(s.papers))
-                 for s in issue.sections)
+    """This issue's themes as the history keeps them, with what their papers are about."""
+    profiles = term_profiles([s.papers for s in issue.sections])
+    return tuple(PastTheme(section_title(s), s.theme.keywords, len(s.papers), terms)
+                 for s, terms in zip(issue.sections, profiles, strict=True))
 
 
 def format_cost(cost_usd: float) -> str:

@@ -150,10 +150,15 @@ def theme_title(keywords: Sequence[str], taken: AbstractSet[str] = frozenset()) 
     """A section heading from the two best noun phrases: "Reward models & RLHF".
 
     Terms whose words all name an earlier theme already (``taken`` stems) are passed over, and
-    so are terms that are no noun phrase (``nameable``).
+    so are terms that are no noun phrase (``nameable``). Generic nouns ("objects", "success
+    rate", "theory": ``generic_name``) name a theme only when nothing specific can: one
+    specific term alone beats it with a generic one.
     """
     nouns = [k for k in keywords if nameable(k)]
     fresh = [k for k in nouns if not _covered(_stems(k.lower()), taken)] or nouns or list(keywords)
+    specific = [k for k in fresh if not generic_name(k)]
+    if specific:
+        fresh = specific
     chosen = fresh[:2] if len(fresh) > 1 and len(fresh[0]) + len(fresh[1]) <= 48 else fresh[:1]
     title = " & ".join(chosen)
     return title[:1].upper() + title[1:]
@@ -182,7 +187,9 @@ _TITLE_VERBS = """
     unlock unlocks rethink revisit bridge align aligns exploit leverage mitigate reduce
     reduces teach generate evaluate towards toward beyond using use enable enables achieve
     solve understand harness empower accelerate optimize optimise learn learns based driven
-    near via across under over without within beyond
+    near via across under over without within beyond create creates develop develops
+    require requires explore explores compare compares elicit provide provides propose
+    proposes present presents introduce introduces show shows study investigate
     """
 TITLE_VERBS = frozenset(_TITLE_VERBS.split())
 # Adjectives no ending gives away, which papers use as modifiers, never as a name.
@@ -192,6 +199,42 @@ _MODIFIERS = """
     given known mobile spoken long short
     """
 MODIFIERS = frozenset(_MODIFIERS.split())
+# "-based", "-driven": whatever comes before, the word describes ("LLM-based", "GPU-aware").
+_MODIFIER_SUFFIXES = frozenset([
+    "based", "driven", "free", "aware", "guided", "augmented", "enhanced", "like", "specific",
+    "oriented", "centric"])
+
+
+# Nouns of any paper's prose: they say what kind of thing, never which topic ("objects",
+# "success rate", "theory", "spaces"); a name made only of them (and modifiers) is generic.
+_GENERIC_NOUNS = """
+    action actions object objects knowledge environment environments space spaces research
+    field fields theory theories information solution solutions group groups state states
+    source sources network networks energy production distribution distributions probability
+    phase phases transition line lines spectrum class classes proof development applications
+    application progress community paradigm vision user users goal goals step steps level
+    levels skill skills behavior behaviors behaviour behaviours text feedback control
+    strategy strategies access decision decisions power dynamics rate rates success
+    findings finding baselines inference temperature boundary matter property properties
+    effect effects process processes structure structures function functions value values
+    case cases order number time type types form forms way ways feature features analysis
+    study studies review problem problems performance result results model models system
+    systems framework frameworks approach approaches task tasks data future methodologies
+    methodology contact sim advantage consistency requires project website page code
+    """
+GENERIC_NOUNS = frozenset(_GENERIC_NOUNS.split())
+# Units written after a number ("6-DoF robot", "13 TeV"): without the number, a fragment.
+_UNITS = frozenset(["dof", "fps", "hz", "khz", "mhz", "ghz", "gb", "mb", "kb", "ms", "gev", "mev",
+                    "kev", "tev"])
+
+
+def generic_name(term: str) -> bool:
+    """A term made only of generic nouns and modifiers: "success rate", "combinatorial action
+    space", "objects". Acronyms and names ("RLHF", "DeepSeek-R1") are never generic."""
+    return all(
+        word.islower() and (word in GENERIC_NOUNS or word in MODIFIERS or _adjective(word)
+                            or _modifier(word) or word.rstrip("s") in GENERIC_NOUNS)
+        for word in term.split())
 
 
 def nameable(term: str) -> bool:
@@ -201,6 +244,8 @@ def nameable(term: str) -> bool:
     if not words or len(term.replace(" ", "")) <= 2:
         return False
     if any(len(w) <= 2 and not w.isupper() for w in words):
+        return False
+    if any(w.lower() in _UNITS for w in words):
         return False
     first, last = words[0].lower(), words[-1]
     if first in TITLE_VERBS or first.endswith("ly") or _verb_ing(first):
@@ -213,7 +258,10 @@ def _verb_ing(word: str) -> bool:
 
 
 def _modifier(word: str) -> bool:
-    """A word that describes rather than names: "fine-tuned", "robotic", "multi-agent"."""
+    """A word that describes rather than names: "fine-tuned", "robotic", "multi-agent",
+    "LLM-based"."""
+    if "-" in word and word.rsplit("-", 1)[-1].lower() in _MODIFIER_SUFFIXES:
+        return True
     if not word.islower():
         return False  # an acronym or a name ("RLHF", "DeepSeek-R1", "Self-Play")
     if word in TITLE_VERBS or word in MODIFIERS or word.endswith("ed") or _verb_ing(word):
