@@ -70,7 +70,8 @@ class Digest:
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
             themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
-                                        base_url=s["base_url"])
+                                        base_url=s["base_url"], timeout_s=llm.timeout_s,
+                                        deadline_s=llm.limits.deadline_s)
             ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
                             history=history or options.history)
             return build_issue(list(sources), ready, backend=llm.backend, store=store,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from ..errors import ConfigError
+from ..errors import ConfigError, LLMError, LLMUnavailable
 from ..tokens import TokenCounter
 from ._calls import Call
 from ._stats import LLMStats
-from .base import Completion
+from .base import Completion, DeadlineReached, retries_of, with_retries
 from .catalog import Price, model_card
 
 DRY_RUN = "dry run"
@@ -66,8 +66,8 @@ class Spending:
         self.deadline: float | None = None  # time.monotonic() after which no call starts
 
     def start_clock(self) -> None:
-        if self.deadline is None and self.limits.deadline_s is not None:
-            self.deadline = time.monotonic() + self.limits.deadline_s
+        if self.deadline is None:
+            self.deadline = deadline_start(self.limits.deadline_s)
 
     def reserve(self, call: Call) -> Reserved:
         """Tokens and USD this call may spend: counted only when a limit or a plan needs it."""
@@ -118,3 +118,20 @@ class Spending:
     def estimate_prompt(self, call: Call) -> int:
         """Prompt tokens as OpenAI counts them: the text plus a few per message."""
         return sum(self._counter.count(m["content"]) + 3 for m in call.messages) + 3
+
+
+def deadline_start(deadline_s: float | None) -> float | None:
+    """The moment (``time.monotonic()``) a run that starts now must stop calling."""
+    return time.monotonic() + deadline_s if deadline_s is not None else None
+
+
+def named_cut(error: LLMError, deadline: float | None) -> LLMError:
+    """The error that says which limit cut a call. A backend shortens a request's timeout to
+    the time the run has left, so a call that timed out once the deadline had passed was cut
+    by the deadline, not by the timeout its message names."""
+    if (deadline is None or time.monotonic() < deadline
+            or not isinstance(error, LLMUnavailable) or isinstance(error, DeadlineReached)):
+        return error
+    cut = DeadlineReached("the run's deadline (setting deadline) ended this call before it was "
+                          "answered; the rest is done without the model")
+    return with_retries(cut, retries_of(error))

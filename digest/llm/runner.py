@@ -34,7 +34,7 @@ from ..tokens import TokenCounter
 from ._breaker import Breaker
 from ._calls import UNREADABLE, Call, Checker, Reply, log_rejected, read_answer
 from ._ledger import Ledger
-from ._limits import DEADLINE, DRY_RUN, Reserved, RunLimits, Spending
+from ._limits import DEADLINE, DRY_RUN, Reserved, RunLimits, Spending, named_cut
 from ._plan import PlanRow
 from ._progress import progress_bar
 from ._stats import LLMStats
@@ -193,8 +193,9 @@ class CallRunner:
         call = flight.call
         self.stats.calls += 1
         if reply.error is not None:
-            self._record(flight, reply, f"error: {type(reply.error).__name__}")
-            self._failed(call, reply.error)
+            error = named_cut(reply.error, self.spending.deadline)
+            self._record(flight, reply, f"error: {type(error).__name__}")
+            self._failed(call, error)
             return
         self.breaker.succeeded()
         if not reply.problems:

@@ -45,6 +45,7 @@ class LLMSetup:
     backend: ChatBackend
     budget: Budget
     limits: RunLimits
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per request: chat and embeddings alike
 
     def close(self) -> None:
         self.backend.close()
@@ -75,7 +76,7 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
             price=model_card(model, config).price if model else None)
         # priced here, once, so that a missing price stops the run before any work
         limits = limits.priced(backend.model, getattr(backend, "price", None))
-        return LLMSetup(backend, budget_for(model, config), limits)
+        return LLMSetup(backend, budget_for(model, config), limits, settings.timeout_s)
     except BaseException:
         backend.close()
         raise
