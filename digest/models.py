@@ -166,7 +166,7 @@ class Issue:
     backend: str
     model: str | None
     fallback_themes: tuple[str, ...] = field(default=())
-    cost_usd: float = 0.0  # what the run's LLM calls cost (LLMStats.cost_usd)
+    cost_usd: float = 0.0  # what its LLM answers cost when bought (LLMStats.answers_cost_usd)
     # Relevance (digest.relevance): why each paper was chosen, by paper id ("matches: world
     # model"), and the papers past --max-papers, listed by title and link only.
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

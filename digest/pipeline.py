@@ -123,6 +123,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
                   model=summarizer.stats.model,
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.fallback),
+                  cost_usd=round(summarizer.stats.answers_cost_usd, 6),
                   reasons=choice.reasons, also=choice.also)
     report.counts = stats
     report.themes = [{"title": s.summary.title or s.theme.title,

@@ -362,3 +362,9 @@ def test_a_second_newsletter_run_of_the_week_makes_no_call_and_writes_identical_
     issue = (tmp_path / "a" / "2026-W47.md").read_bytes()
     assert "summarised offline" not in issue.decode()
     assert (tmp_path / "b" / "2026-W47.md").read_bytes() == issue
+    # the footer shows what the answers cost when bought, though the second run paid nothing
+    ledger = Store(tmp_path / "s.sqlite")
+    paid = sum(row.cost_usd for row in ledger.calls())
+    ledger.close()
+    footer = re.search(r"cost \$(\d+\.\d+)", issue.decode())
+    assert paid > 0 and footer is not None and float(footer[1]) == pytest.approx(paid, abs=1e-4)

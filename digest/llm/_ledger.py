@@ -4,6 +4,10 @@ An answer is cached under (model, prompt hash, parameters): the same question to
 model is asked once; a repair is cached under its original's key. Every call made is a
 ledger row. The store is touched from the calling thread only (sqlite3 is not shared), and
 writes wait in a list until ``flush`` so that a commit never delays starting calls.
+
+What the answers an issue uses cost (``cost_of_answers``) is read back from the ledger by
+their cache keys, cached answers included: a re-run that asks nothing costs what the
+first one did, so it writes the same bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ class Ledger:
         self._model = model
         self._temperature = temperature
         self._writes: list[Callable[[Store], None]] = []
+        self._used: set[str] = set()  # keys of the answers delivered (model or cache)
+        self._costs: dict[str, float] = {}  # what this run paid, by key (no store)
 
     def key(self, call: Call) -> str:
         """The cache key of a call's question (a repair shares its original's)."""
@@ -44,9 +50,24 @@ class Ledger:
             return None
         return None if problems else answer
 
+    def used(self, key: str) -> None:
+        """An answer under ``key`` went into the issue."""
+        self._used.add(key)
+
+    def cost_of_answers(self) -> float:
+        """What the answers used cost when they were bought: every ledger row under their
+        keys (the original call and its repair), this run's or an earlier one's."""
+        if not self._used:
+            return 0.0
+        self.flush()
+        if self._store is None:
+            return sum(self._costs.get(key, 0.0) for key in sorted(self._used))
+        return sum(row.cost_usd for row in self._store.calls() if row.cache_key in self._used)
+
     def record(self, call: Call, key: str, usage: tuple[int, int, int], cost: float,
                latency_s: float, retries: int, outcome: str) -> None:
         prompt, output, cached = usage
+        self._costs[key] = self._costs.get(key, 0.0) + cost
         record = CallRecord(self._model, call.task, prompt_hash(call.messages), key, prompt,
                             output, cached, round(latency_s * 1000), retries, outcome, cost)
         self._writes.append(lambda store: store.record_call(record))

@@ -26,6 +26,8 @@ class LLMStats:
     abstract_tokens: int = 0
     cost_usd: float = 0.0
     cached_tokens: int = 0
+    # what the answers the issue uses cost when bought (cached ones too): the footer's cost
+    answers_cost_usd: float = 0.0
     repairs: int = 0
     token_overhead: float | None = None
     fallback_themes: list[str] = field(default_factory=list)
@@ -65,6 +67,7 @@ class LLMStats:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["cost_usd"] = round(self.cost_usd, 6)
+        data["answers_cost_usd"] = round(self.answers_cost_usd, 6)
         data["wall_s"] = round(self.wall_s, 3)
         if self.abstract_tokens and self.prompt_tokens:
             data["token_overhead"] = round(self.prompt_tokens / self.abstract_tokens, 3)

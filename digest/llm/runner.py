@@ -104,6 +104,7 @@ class CallRunner:
             self.ledger.flush()  # answers already paid for stay cached, whatever happened
         if self._fatal is not None:
             raise self._fatal
+        self.stats.answers_cost_usd = self.ledger.cost_of_answers()
 
     def _work(self) -> None:
         with ThreadPoolExecutor(self.limits.concurrency, thread_name_prefix="digest-llm") as pool, \
@@ -146,6 +147,7 @@ class CallRunner:
         if answer is None:
             return False
         self.stats.cache_hits += 1
+        self.ledger.used(key)
         self._deliver(call, answer)
         return True
 
@@ -201,6 +203,7 @@ class CallRunner:
         if not reply.problems:
             self._record(flight, reply, "ok")
             self.ledger.remember(call, flight.key, reply.data)
+            self.ledger.used(flight.key)
             self._deliver(call, reply.answer)
             return
         self._record(flight, reply, f"invalid: {reply.problems[0]}"[:200])
