@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from digest import offline
 from digest.chunk import Budget, plan_batches
+from digest.cli import app
 from digest.errors import TemplateError
 from digest.llm import OfflineBackend, Price
 from digest.llm.base import ChatBackend, ChatRequest
@@ -24,7 +26,8 @@ from digest.state import Store
 from digest.summarize import Summarizer
 from digest.tokens import TokenCounter
 
-from .fake_openai import made_up_papers, smart_answer
+from .conftest import EXAMPLES
+from .fake_openai import FakeOpenAI, Reply, made_up_papers, smart_answer
 from .test_llm_stage import FIRST_BATCH, NONCE, every_paper_has_a_gist, themes_of
 
 KEY = "sk-mock-secret-0123456789"
@@ -229,3 +232,15 @@ def test_without_vv_the_rejected_answer_is_not_logged(caplog):
     caplog.set_level(logging.INFO, logger="digest.llm")
     run_stage(backend, 3)
     assert "answer rejected" in caplog.text and "not json at all" not in caplog.text
+
+
+def test_cli_vv_shows_a_rejected_answer_and_why(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeOpenAI(default=Reply.text(f"Sorry, no JSON today ({KEY}).")) as server:
+        result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                          "--backend", "openai", "--base-url", server.url,
+                                          "--concurrency", "1", "-vv"])
+    assert result.exit_code == 0, result.output
+    assert "answer rejected (" in result.output
+    assert "began: 'Sorry, no JSON today (***).'" in result.output
+    assert KEY not in result.output
