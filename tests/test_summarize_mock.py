@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,20 @@ def test_cli_vv_shows_a_rejected_answer_and_why(monkeypatch):
     assert "answer rejected (" in result.output
     assert "began: 'Sorry, no JSON today (***).'" in result.output
     assert KEY not in result.output
+
+
+def test_summarize_twice_pays_once_and_no_cache_asks_again(tmp_path):
+    args = ["summarize", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+            "--concurrency", "1"]
+    with FakeOpenAI() as server:
+        first = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        sent = len(server.chat_requests)
+        second = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        again = len(server.chat_requests)
+        third = CliRunner().invoke(app, [*args, "--base-url", server.url, "--no-cache"])
+        fresh = len(server.chat_requests) - again
+    assert first.exit_code == second.exit_code == third.exit_code == 0, first.output
+    assert sent > 0 and again == sent  # the second run asked nothing
+    assert fresh == sent  # --no-cache asked every question again
+    assert second.stdout == first.stdout  # the same bytes, the cost in the footer too
+    assert (Path(os.environ["DIGEST_HOME"]) / "summarize-cache.sqlite").exists()
