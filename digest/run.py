@@ -23,7 +23,7 @@ from .dedup import DedupResult
 from .errors import ConfigError, StateError
 from .ingest import ingest_limits
 from .links import is_web_url
-from .llm.wiring import LLMChoices, llm_setup
+from .llm.wiring import LLMChoices, asks_a_model, llm_setup
 from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
 from .publishing import archive_history
@@ -91,7 +91,9 @@ class Digest:
         the same prompt) are kept in ``$DIGEST_HOME/summarize-cache.sqlite``, so asking twice
         does not pay twice; ``cache=False`` (and a dry run) keeps nothing."""
         options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
-        with answer_cache(cache and not self.dry_run) as store:
+        wanted = cache and not self.dry_run and asks_a_model(self.llm_choices(),
+                                                             self.settings.file)
+        with answer_cache(wanted) as store:
             return self.build(sources, options, store, report)
 
     def dedup(self, sources: Sequence[str], *, strict: bool = False,

@@ -262,3 +262,10 @@ def test_summarize_twice_pays_once_and_no_cache_asks_again(tmp_path):
     assert fresh == sent  # --no-cache asked every question again
     assert second.stdout == first.stdout  # the same bytes, the cost in the footer too
     assert (Path(os.environ["DIGEST_HOME"]) / "summarize-cache.sqlite").exists()
+
+
+def test_an_offline_summarize_keeps_no_answer_cache():
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--backend", "offline"])
+    assert result.exit_code == 0, result.output
+    assert not (Path(os.environ["DIGEST_HOME"]) / "summarize-cache.sqlite").exists()

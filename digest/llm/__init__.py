@@ -50,12 +50,22 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 def make_backend(name: str, settings: BackendSettings) -> ChatBackend:
     """The chat backend for ``name`` ("auto" picks openai when a key or URL is set)."""
+    return BACKENDS[backend_name(name, settings)](settings)
+
+
+def backend_name(name: str, settings: BackendSettings) -> str:
+    """The registered backend ``name`` means ("auto": openai when a key or URL is set)."""
     if name == "auto":
         name = "openai" if (settings.api_key or settings.base_url) else "offline"
     if name not in BACKENDS:
         raise ConfigError(f"unknown backend {name!r}; choose one of: auto, "
-                          + ", ".join(sorted(BACKENDS)))
-    return BACKENDS[name](settings)
+                          + ", ".join(sorted(BACKENDS)), setting="backend")
+    return name
+
+
+def answers_in_process(name: str) -> bool:
+    """True when the registered backend ``name`` has no server behind it (offline)."""
+    return bool(getattr(BACKENDS.get(name), "in_process", False))
 
 
 def settings_from_env(model: str | None, **overrides: Any) -> BackendSettings:
@@ -74,7 +84,8 @@ __all__ = [
     "BACKENDS", "BackendSettings", "ChatBackend", "ChatRequest", "Completion", "DEFAULT_MODEL",
     "DeadlineReached", "ModelCard", "OfflineBackend", "OpenAIChat", "Price", "QuotaExhausted",
     "RequestRejected",
-    "make_backend", "model_card", "register_backend", "settings_from_env",
+    "answers_in_process", "backend_name", "make_backend", "model_card", "register_backend",
+    "settings_from_env",
 ]
 
 

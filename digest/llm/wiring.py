@@ -16,7 +16,15 @@ from typing import Any
 from ..chunk import Budget, budget_for
 from ..config import resolve
 from ..errors import LLMUnavailable
-from . import ChatBackend, make_backend, model_card, settings_from_env
+from . import (
+    BackendSettings,
+    ChatBackend,
+    answers_in_process,
+    backend_name,
+    make_backend,
+    model_card,
+    settings_from_env,
+)
 from ._limits import RunLimits
 from ._plan import plan_table
 from ._stats import LLMStats
@@ -58,12 +66,7 @@ class LLMSetup:
 
 
 def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
-    settings = settings_from_env(
-        resolve("model", choices.model, config),
-        base_url=resolve("base_url", choices.base_url, config),
-        api_version=resolve("api_version", None, config),
-        provider=resolve("provider", None, config),
-        timeout_s=float(resolve("timeout", choices.timeout, config, DEFAULT_TIMEOUT_S)))
+    settings = _backend_settings(choices, config)
     backend = make_backend(resolve("backend", choices.backend, config, "auto"), settings)
     try:
         model = backend.model or None
@@ -82,6 +85,22 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
         raise
 
 
+def asks_a_model(choices: LLMChoices, config: Mapping[str, Any]) -> bool:
+    """Whether these choices make a backend with a model behind it (not offline)."""
+    name = backend_name(resolve("backend", choices.backend, config, "auto"),
+                        _backend_settings(choices, config))
+    return not answers_in_process(name)
+
+
+def _backend_settings(choices: LLMChoices, config: Mapping[str, Any]) -> BackendSettings:
+    return settings_from_env(
+        resolve("model", choices.model, config),
+        base_url=resolve("base_url", choices.base_url, config),
+        api_version=resolve("api_version", None, config),
+        provider=resolve("provider", None, config),
+        timeout_s=float(resolve("timeout", choices.timeout, config, DEFAULT_TIMEOUT_S)))
+
+
 def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
     """The error for ``--fail-on-degraded`` when part of the issue was summarised offline."""
     stats = LLMStats.of(llm)
@@ -94,4 +113,5 @@ def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
                           "run again later (answers already received are cached)")
 
 
-__all__ = ["LLMChoices", "LLMSetup", "degraded_error", "llm_setup", "plan_table"]
+__all__ = ["LLMChoices", "LLMSetup", "asks_a_model", "degraded_error", "llm_setup",
+           "plan_table"]
