@@ -86,6 +86,20 @@ def test_requests_go_in_batches_and_each_is_a_ledger_row(tmp_path):
     assert embedder.stats.calls == 5 and embedder.stats.prompt_tokens > 0
 
 
+def test_batches_already_paid_for_stay_cached_when_a_later_one_fails(tmp_path):
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        server.script_embeddings(Reply(), *[Reply.fail(500)] * 2)
+        embedder = OpenAIEmbedder(settings(server), store=store, batch=10)
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
+        with pytest.raises(LLMUnavailable):
+            group_papers(papers, max_themes=5, backend=backend)
+        group_papers(papers, max_themes=5, backend=backend)  # the endpoint is back
+        embedder.close()
+        sizes = [len(r.body["input"]) for r in server.embedding_requests]
+    assert sizes == [10, 10, 10, 10, 4]  # the first batch was not asked for again
+
+
 FAULTS = {
     "429 then an answer": ([Reply.fail(429, "slow down", retry_after="0")], 2, None),
     "500 then an answer": ([Reply.fail(500)], 2, None),

@@ -48,11 +48,11 @@ class RunEmbedder:
         self._store = store
         self._deadline = deadline_start(deadline_s)
         self._breaker = Breaker(breaker_after)
-        self._batch = batch
+        self.batch = batch
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
-        for batch in texts_in_batches(texts, self._batch):
+        for batch in texts_in_batches(texts, self.batch):
             vectors += self._embed_batch(batch)
         return vectors
 

@@ -69,9 +69,11 @@ class CachedEmbedder:
         keys = [self._key(text) for text in texts]
         found = {key: self.store.cached_response(key) for key in dict.fromkeys(keys)}
         missing = [i for i, key in enumerate(keys) if found[key] is None]
-        if missing:
-            fresh = self.inner.embed([texts[i] for i in missing])
-            for i, vector in zip(missing, fresh, strict=True):
+        step = int(getattr(self.inner, "batch", 0)) or len(missing) or 1
+        for start in range(0, len(missing), step):  # each batch kept once it is paid for
+            chunk = missing[start:start + step]
+            fresh = self.inner.embed([texts[i] for i in chunk])
+            for i, vector in zip(chunk, fresh, strict=True):
                 found[keys[i]] = {"embedding": vector}
                 self.store.cache_response(keys[i], self.model, {"embedding": vector})
         return [list((found[key] or {})["embedding"]) for key in keys]
