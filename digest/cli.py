@@ -74,6 +74,9 @@ ResolveIds = Annotated[bool | None, typer.Option(
     "its title links to its page \\[config resolve_ids; default: off].", show_default=False)]
 NoRest = Annotated[bool, typer.Option(
     "--no-rest", help="Leave the papers past --max-papers out instead of listing them.")]
+NoCache = Annotated[bool, typer.Option(
+    "--no-cache", help="Ask the model again: neither read nor keep answers in the cache under "
+    "$DIGEST_HOME.")]
 PromptsDir = Annotated[Path | None, typer.Option(
     "--prompts", help="Folder of prompt templates overriding the shipped ones.")]
 TemplatesDir = Annotated[Path | None, typer.Option(
@@ -224,6 +227,7 @@ def summarize(
     deadline: Deadline = None,
     dry_run: DryRun = False,
     fail_on_degraded: FailOnDegraded = False,
+    no_cache: NoCache = False,
 ) -> None:
     """On demand: the same pipeline, the issue as Markdown on stdout; state untouched."""
     _setup_logging(verbose, quiet)
@@ -237,7 +241,7 @@ def summarize(
                          timeout=timeout, concurrency=concurrency, max_cost=max_cost,
                          max_tokens=max_tokens, deadline=deadline)
         built = digest.summarize(sources or [], week=week, strict=strict, show_rest=not no_rest,
-                                 report=run)
+                                 report=run, cache=not no_cache)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
             sys.stdout.write(built.markdown)
 

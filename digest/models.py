@@ -113,7 +113,8 @@ class ThemeSummary:
     """What the summarize stage says about one theme.
 
     ``offline`` is True when the text came from the offline summarizer, either
-    because that is the backend or because the LLM's answer could not be used.
+    because that is the backend or because the LLM's answer could not be used;
+    ``fallback`` only in the second case (the issue says "summarised offline").
     ``summary`` may be a ``CitedText`` (the offline summarizer's is, and an LLM's whose
     sentences cite paper ids). ``tldr`` is one line on what the theme is about, when a backend
     wrote one; without it the renderer composes one from the theme's terms and papers.
@@ -124,6 +125,7 @@ class ThemeSummary:
     offline: bool = False
     title: str | None = None
     tldr: str | None = None
+    fallback: bool = False
 
     @property
     def segments(self) -> tuple[SummarySegment, ...]:
@@ -164,7 +166,7 @@ class Issue:
     backend: str
     model: str | None
     fallback_themes: tuple[str, ...] = field(default=())
-    cost_usd: float = 0.0  # what the run's LLM calls cost (LLMStats.cost_usd)
+    cost_usd: float = 0.0  # what its LLM answers cost when bought (LLMStats.answers_cost_usd)
     # Relevance (digest.relevance): why each paper was chosen, by paper id ("matches: world
     # model"), and the papers past --max-papers, listed by title and link only.
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

@@ -21,7 +21,8 @@ from .errors import SourceError
 from .ingest import IngestLimits, load_sources
 from .ingest.sources import StdinReader
 from .links import ARXIV_API
-from .llm import ChatBackend
+from .llm.base import ChatBackend
+from .llm.offline_backend import OfflineBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
 from .publishing import publish_issue
@@ -72,10 +73,12 @@ class Built:
     inbox: tuple[Record, ...] = ()  # the inbox records this issue took
 
 
-def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBackend | None,
-                store: Store, report: RunReport | None = None,
-                stdin: StdinReader | None = None) -> Built:
-    """Run the whole pipeline for one week and return the rendered issue."""
+def build_issue(sources: Sequence[str], options: Options, *,
+                backend: ChatBackend | None = None, store: Store,
+                report: RunReport | None = None, stdin: StdinReader | None = None) -> Built:
+    """Run the whole pipeline for one week and return the rendered issue (``backend``:
+    the chat backend that answers; by default the offline one)."""
+    backend = backend or OfflineBackend()
     started = time.monotonic()
     report = report if report is not None else RunReport()
     report.week = options.week
@@ -103,7 +106,7 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     themes = group_papers(papers, max_themes=options.max_themes, sections=options.sections,
                           backend=options.theme_backend)
     summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
-                            counter=TokenCounter(backend.model if backend else None),
+                            counter=TokenCounter(backend.model or None),
                             budget=options.budget, store=store, nonce=store.nonce(options.week),
                             limits=options.llm)
     batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
@@ -119,8 +122,8 @@ def build_issue(sources: Sequence[str], options: Options, *, backend: ChatBacken
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
                   model=summarizer.stats.model,
-                  fallback_themes=tuple(s.theme.title for s in sections if s.summary.offline
-                                        and summarizer.stats.backend != "offline"),
+                  fallback_themes=tuple(s.theme.title for s in sections if s.summary.fallback),
+                  cost_usd=round(summarizer.stats.answers_cost_usd, 6),
                   reasons=choice.reasons, also=choice.also)
     report.counts = stats
     report.themes = [{"title": s.summary.title or s.theme.title,

@@ -13,17 +13,19 @@ callers get exactly what the CLI prints::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from .config import digest_home
 from .dedup import DedupResult
-from .errors import ConfigError
+from .errors import ConfigError, StateError
 from .inbox import Kept, ingest
 from .ingest import ingest_limits
 from .jobs import MailChoices, Mailed, PublishChoices, Published, mail_issue, publish
 from .links import is_web_url
-from .llm.wiring import LLMChoices, llm_setup
+from .llm.wiring import LLMChoices, asks_a_model, llm_setup
 from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
 from .publishing import archive_history
@@ -32,6 +34,10 @@ from .settings import Settings, resolve_settings
 from .state import Store
 from .themes import make_theme_backend
 from .weeks import resolve_week
+
+logger = logging.getLogger("digest")
+
+SUMMARIZE_CACHE = "summarize-cache.sqlite"
 
 
 def web_base(url: str, setting: str) -> str:
@@ -72,7 +78,8 @@ class Digest:
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
             themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
-                                        base_url=s["base_url"])
+                                        base_url=s["base_url"], timeout_s=llm.timeout_s,
+                                        deadline_s=llm.limits.deadline_s)
             ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
                             history=history or options.history)
             return build_issue(list(sources), ready, backend=llm.backend, store=store,
@@ -80,10 +87,15 @@ class Digest:
 
     def summarize(self, sources: Sequence[str], *, week: str | None = None,
                   strict: bool = False, show_rest: bool = True,
-                  report: RunReport | None = None) -> Built:
-        """``digest summarize``: the issue in memory; no state is read or written."""
+                  report: RunReport | None = None, cache: bool = True) -> Built:
+        """``digest summarize``: the issue in memory; the state store is neither read nor
+        written. The model's answers (and the prompts' nonce, so that the same question is
+        the same prompt) are kept in ``$DIGEST_HOME/summarize-cache.sqlite``, so asking twice
+        does not pay twice; ``cache=False`` (and a dry run) keeps nothing."""
         options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
-        with Store(":memory:") as store:
+        wanted = cache and not self.dry_run and asks_a_model(self.llm_choices(),
+                                                             self.settings.file)
+        with answer_cache(wanted) as store:
             return self.build(sources, options, store, report)
 
     def newsletter(self, sources: Sequence[str], options: Options,
@@ -126,6 +138,19 @@ class MissingFolder(ConfigError):
 
     def __init__(self, setting: str, value: str | Path) -> None:
         super().__init__(f"{setting} folder {value}: no such folder", setting=setting)
+
+
+def answer_cache(wanted: bool) -> Store:
+    """The store ``digest summarize`` keeps its answers in; in memory when not wanted or when
+    the file cannot be used (the run then asks again, and says why)."""
+    if wanted:
+        path = digest_home() / SUMMARIZE_CACHE
+        try:
+            return Store(path)
+        except StateError as error:
+            logger.warning("the answer cache %s cannot be used (%s); asking without it",
+                           path, error)
+    return Store(":memory:")
 
 
 def folder(setting: str, value: str | Path | None) -> Path | None:

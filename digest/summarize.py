@@ -1,8 +1,10 @@
 """Summarize: a title, a summary and one gist per paper for every theme, and the intro.
 
-With a chat backend each batch goes out through the prompt templates; its answer
-must pass ``llm.answers.check_batch`` or it gets one repair request, and then the
-offline summarizer takes that batch ("summarised offline" in the issue). A theme
+Every question goes to the chat backend through ``llm.runner.CallRunner``, with
+the answer digest would write itself (``extractive``: the offline summarizer's). A
+model's answer must pass ``llm.answers.check_batch`` or it gets one repair request,
+and then the extractive answer takes that batch ("summarised offline" in the issue:
+a fallback). The offline backend answers every question with its extractive answer. A theme
 of several batches is merged by a reduce prompt over the batch summaries, in as
 many rounds as the token budget needs. No paper is ever lost: every paper gets a
 gist from somewhere. Calls run in parallel through ``llm.runner.CallRunner``
@@ -20,7 +22,6 @@ from typing import Any
 
 from . import offline
 from .chunk import Budget
-from .llm import ChatBackend
 from .llm.answers import (
     INTRO_SCHEMA,
     MAX_TITLE_CHARS,
@@ -38,6 +39,7 @@ from .llm.answers import (
     grounding_words,
     theme_refs,
 )
+from .llm.base import ChatBackend
 from .llm.runner import Call, CallRunner, LLMStats, RunLimits
 from .models import Batch, Paper, Theme, ThemeSummary
 from .prompts import Prompts
@@ -65,32 +67,31 @@ class _Part:
     summary: str
     gists: dict[str, str]
     paper_ids: tuple[str, ...]
-    offline: bool
+    offline: bool  # written by the offline summarizer (the backend's choice or a fallback)
     title: str | None = None
     tldr: str | None = None
+    fallback: bool = False  # the offline text stands in for a model's answer that failed
 
 
 class Summarizer:
     """Runs the summarize stage: ``summarize`` for the themes, then ``intro`` for the issue."""
 
-    def __init__(self, backend: ChatBackend | None, *, prompts: Prompts, counter: TokenCounter,
+    def __init__(self, backend: ChatBackend, *, prompts: Prompts, counter: TokenCounter,
                  budget: Budget, store: Store | None = None, nonce: str = "0",
                  limits: RunLimits | None = None):
         self.backend = backend
         self.prompts = prompts
         self.counter = counter
         self.nonce = nonce
-        self.limits = limits or RunLimits()
-        if backend is not None:
-            self.limits = self.limits.priced(backend.model)
-        self.stats = LLMStats(backend=backend.name if backend else "offline",
-                              model=backend.model if backend else None,
+        self.limits = (limits or RunLimits()).priced(backend.model,
+                                                     getattr(backend, "price", None))
+        self.stats = LLMStats(backend=backend.name, model=backend.model or None,
                               dry_run=self.limits.dry_run)
         self._system = prompts.render("system", nonce=nonce)
         self._intro: str | None = None
         self.budget = replace(budget, prompt_overhead=self._prompt_overhead())
         self._instructions = Instructions.of(self._instruction_text())
-        self._runner = None if backend is None else CallRunner(
+        self._runner = CallRunner(
             backend, stats=self.stats, counter=counter, limits=self.limits, store=store,
             repair_message=lambda problems: prompts.render("repair", problems=problems))
 
@@ -112,12 +113,11 @@ class Summarizer:
         for job in jobs:
             job.start()
         self._ask_intro(jobs)
-        if self._runner is not None:
-            self._runner.run()
+        self._runner.run()
         results = _distinct_titles([job.result() for job in jobs])
-        if self.backend is not None and not self.limits.dry_run:
+        if not self.limits.dry_run:
             self.stats.fallback_themes = [summary.title or theme.title for theme, summary
-                                          in zip(themes, results, strict=True) if summary.offline]
+                                          in zip(themes, results, strict=True) if summary.fallback]
         self._finish(started)
         return results
 
@@ -133,28 +133,28 @@ class Summarizer:
     # Calls, one per question -----------------------------------------------------------
 
     def ask_batch(self, theme: Theme, batch: list[Paper], priority: int,
-                  on_done: Callable[[_Part], None]) -> None:
+                  on_done: Callable[[_Part], None], *, whole_theme: bool = False) -> None:
+        """One batch's summary and gists. ``whole_theme``: the theme has several batches,
+        so digest's own answer is the gists only (an offline theme is summarised whole)."""
         refs = {f"P{i}": paper for i, paper in enumerate(batch, start=1)}
-        user = self.prompts.render(
-            "theme_summary", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
-            papers=[{"ref": ref, "title": p.title, "abstract": p.abstract}
-                    for ref, p in refs.items()])
 
-        def done(answer: BatchAnswer | None) -> None:
-            if answer is None:
-                on_done(offline_part(theme, batch))
-            else:
-                on_done(_Part(answer.summary, {refs[r].id: g for r, g in answer.gists.items()},
-                              tuple(p.id for p in batch), offline=False, title=answer.title,
-                              tldr=answer.tldr))
+        def user() -> str:
+            return self.prompts.render(
+                "theme_summary", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
+                papers=[{"ref": ref, "title": p.title, "abstract": p.abstract}
+                        for ref, p in refs.items()])
 
-        context = self._context(theme, [p.title for p in batch])
-        self._submit(Call(
-            "summary", theme.title, self._messages(user),
-            check=lambda d: check_batch(d, refs, context),
-            on_done=done, max_tokens=self.budget.max_output_tokens,
+        def check(data: Any) -> tuple[_Part | None, list[str]]:
+            context = self._context(theme, [p.title for p in batch])
+            answer, problems = check_batch(data, refs, context)
+            return (batch_part(answer, refs) if answer is not None else None), problems
+
+        extractive = partial(gists_part if whole_theme else offline_part, theme, batch)
+        self._runner.submit(Call(
+            "summary", theme.title, partial(self._messages, user), check=check,
+            on_done=_or_fallback(on_done, extractive), max_tokens=self.budget.max_output_tokens,
             expected_output=EXPECTED_SUMMARY_TOKENS + EXPECTED_GIST_TOKENS * len(batch),
-            schema=SUMMARY_SCHEMA, priority=priority))
+            schema=SUMMARY_SCHEMA, priority=priority, extractive=extractive))
 
     def reduce(self, theme: Theme, parts: list[_Part], papers: Mapping[str, Paper],
                on_done: Callable[[_Part], None]) -> None:
@@ -179,57 +179,60 @@ class Summarizer:
         paper_ids = tuple(pid for part in parts for pid in part.paper_ids)
         gists = {pid: gist for part in parts for pid, gist in part.gists.items()}
         numbers = theme_refs(papers)  # P1... across the theme: unique over its batches
-        user = self.prompts.render(
-            "merge", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
-            parts=[{"ref": ref, "title": part.title or "",
-                    "summary": cited_prompt(part.summary, numbers)}
-                   for ref, part in zip(refs, parts, strict=True)])
         cites = {numbers[pid]: pid for pid in paper_ids}
         first_title = next((part.title for part in parts if part.title), None)
-        any_offline = any(part.offline for part in parts)
 
-        def done(answer: MergeAnswer | None) -> None:
-            if answer is None:
-                text = offline.theme_summary([papers[pid] for pid in paper_ids],
-                                             keywords=theme.keywords)
-                on_done(_Part(text, gists, paper_ids, offline=True, title=first_title))
-            else:
-                on_done(_Part(answer.summary, gists, paper_ids, offline=any_offline,
-                              title=answer.title or first_title, tldr=answer.tldr))
+        def user() -> str:
+            return self.prompts.render(
+                "merge", nonce=self.nonce, keywords=_keywords(theme), **self._style(),
+                parts=[{"ref": ref, "title": part.title or "",
+                        "summary": cited_prompt(part.summary, numbers)}
+                       for ref, part in zip(refs, parts, strict=True)])
 
-        context = self._context(theme, [papers[pid].title for pid in paper_ids])
-        self._submit(Call(
-            "merge", theme.title, self._messages(user),
-            check=lambda d: check_merge(d, refs, context, papers=cites),
-            on_done=done, max_tokens=min(600, self.budget.max_output_tokens),
-            expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority))
+        def check(data: Any) -> tuple[_Part | None, list[str]]:
+            context = self._context(theme, [papers[pid].title for pid in paper_ids])
+            answer, problems = check_merge(data, refs, context, papers=cites)
+            return (merged_part(answer, parts, first_title) if answer is not None
+                    else None), problems
+
+        def extractive() -> _Part:
+            text = offline.theme_summary([papers[pid] for pid in paper_ids],
+                                         keywords=theme.keywords)
+            return _Part(text, gists, paper_ids, offline=True, title=first_title,
+                         fallback=any(part.fallback for part in parts))
+
+        self._runner.submit(Call(
+            "merge", theme.title, partial(self._messages, user), check=check,
+            on_done=_or_fallback(on_done, extractive),
+            max_tokens=min(600, self.budget.max_output_tokens),
+            expected_output=MERGE_OUTPUT_TOKENS, schema=MERGE_SCHEMA, priority=priority,
+            extractive=extractive))
 
     def _ask_intro(self, jobs: Sequence[_ThemeJob]) -> None:
+        """The intro call; digest has no answer of its own (the pipeline composes one)."""
         material = [_intro_material(job) for job in jobs if job.batches]
-        if self._runner is None or not material:
+        if not material:
             return
         refs = [f"T{i}" for i in range(1, len(material) + 1)]
 
         def done(intro: str | None) -> None:
             self._intro = intro
 
-        self._submit(Call(
-            "intro", "the issue", self._messages(self._intro_prompt(material, refs)),
+        def user() -> str:
+            return self._intro_prompt(material, refs)
+
+        self._runner.submit(Call(
+            "intro", "the issue", partial(self._messages, user),
             check=lambda data: check_intro(data, refs, Context(instructions=self._instructions)),
             on_done=done,
             max_tokens=min(500, self.budget.max_output_tokens),
             expected_output=INTRO_OUTPUT_TOKENS, schema=INTRO_SCHEMA, priority=0))
 
-    def _submit(self, call: Call) -> None:
-        if self._runner is None:
-            call.on_done(None)
-        else:
-            self._runner.submit(call)
-
     # Prompt pieces ---------------------------------------------------------------------
 
-    def _messages(self, user: str) -> tuple[dict[str, str], ...]:
-        return ({"role": "system", "content": self._system}, {"role": "user", "content": user})
+    def _messages(self, user: Callable[[], str]) -> tuple[dict[str, str], ...]:
+        return ({"role": "system", "content": self._system},
+                {"role": "user", "content": user()})
 
     def _style(self) -> dict[str, object]:
         return {"summary_sentences": SUMMARY_SENTENCES, "gist_words": GIST_WORDS,
@@ -285,8 +288,7 @@ class Summarizer:
 
     def _finish(self, started: float) -> None:
         self.stats.wall_s += time.monotonic() - started
-        self.stats.degraded = (self.backend is not None and not self.limits.dry_run
-                               and self.stats.fallbacks > 0)
+        self.stats.degraded = not self.limits.dry_run and self.stats.fallbacks > 0
 
 
 class _ThemeJob:
@@ -303,19 +305,15 @@ class _ThemeJob:
     def start(self) -> None:
         if not self.batches:
             self.summary = ThemeSummary("", {})
-        if self.owner.backend is None:
-            # A theme of several batches is summarised once, as a whole, in _batch_done: its
-            # batches need only their gists (no summary computed to be thrown away).
-            whole = len(self.batches) > 1 and not self.owner.limits.dry_run
-            for index, batch in enumerate(self.batches):
-                self._batch_done(index, gists_part(batch) if whole
-                                 else offline_part(self.theme, batch))
-            return
+        # A theme of several batches is summarised once, as a whole, when every batch is
+        # offline (_batch_done): digest's own answer for such a batch is its gists only.
+        whole = len(self.batches) > 1 and not self.owner.limits.dry_run
         # Batches go before merges and the intro, and those of a theme that needs a merge
         # go first of all: a call waits behind them.
         priority = 3 if len(self.batches) > 1 else 2
         for index, batch in enumerate(self.batches):
-            self.owner.ask_batch(self.theme, batch, priority, partial(self._batch_done, index))
+            self.owner.ask_batch(self.theme, batch, priority, partial(self._batch_done, index),
+                                 whole_theme=whole)
 
     def result(self) -> ThemeSummary:
         assert self.summary is not None, f"theme {self.theme.title!r} was never summarised"
@@ -333,16 +331,49 @@ class _ThemeJob:
                             if pid in self.papers]
             gists = {pid: gist for p in parts for pid, gist in p.gists.items()}
             self._done(_Part(offline.theme_summary(theme_papers, keywords=self.theme.keywords),
-                             gists, tuple(self.papers), offline=True))
+                             gists, tuple(self.papers), offline=True,
+                             fallback=any(p.fallback for p in parts)))
         else:
-            self.owner.reduce(self.theme, parts, self.papers, self._done)
+            self.owner.reduce(self.theme, [self._with_summary(p) for p in parts], self.papers,
+                              self._done)
+
+    def _with_summary(self, part: _Part) -> _Part:
+        """A gists-only part with its own offline summary, which a merge prompt shows."""
+        if part.summary or not part.offline:
+            return part
+        batch = [self.papers[pid] for pid in part.paper_ids]
+        return replace(part, summary=offline.theme_summary(batch, keywords=self.theme.keywords))
 
     def _done(self, part: _Part) -> None:
         self.summary = ThemeSummary(part.summary, part.gists, offline=part.offline,
-                                    title=part.title, tldr=part.tldr)
+                                    title=part.title, tldr=part.tldr, fallback=part.fallback)
 
 
-def gists_part(batch: list[Paper]) -> _Part:
+def batch_part(answer: BatchAnswer, refs: Mapping[str, Paper]) -> _Part:
+    """A model's checked answer for one batch, as a part of its theme."""
+    return _Part(answer.summary, {refs[r].id: g for r, g in answer.gists.items()},
+                 tuple(p.id for p in refs.values()), offline=False, title=answer.title,
+                 tldr=answer.tldr)
+
+
+def merged_part(answer: MergeAnswer, parts: Sequence[_Part], first_title: str | None) -> _Part:
+    """A model's checked merge of several parts: their gists under its summary."""
+    return _Part(answer.summary, {pid: gist for part in parts for pid, gist in part.gists.items()},
+                 tuple(pid for part in parts for pid in part.paper_ids),
+                 offline=any(part.offline for part in parts), title=answer.title or first_title,
+                 tldr=answer.tldr, fallback=any(part.fallback for part in parts))
+
+
+def _or_fallback(on_done: Callable[[_Part], None], extractive: Callable[[], _Part]
+                 ) -> Callable[[_Part | None], None]:
+    """``on_done`` for an answer; with none (the call failed), digest's own, as a fallback."""
+    def done(part: _Part | None) -> None:
+        on_done(part if part is not None else replace(extractive(), fallback=True))
+    return done
+
+
+def gists_part(theme: Theme, batch: list[Paper]) -> _Part:
+    del theme  # the gists of a batch do not depend on its theme
     return _Part("", offline.paper_gists(batch), tuple(p.id for p in batch), offline=True)
 
 

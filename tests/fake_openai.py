@@ -17,6 +17,8 @@ UTF-8, HTML, nesting deep enough to break a parser); ``BROKEN_ANSWERS`` names on
 answer per mode, for the hostile-model tests. ``latency`` adds a fixed
 delay to every answer; ``reject_formats`` makes the server answer a given
 ``response_format`` type with an error status, as some servers do.
+``POST /v1/embeddings`` answers bag-of-words vectors; ``script_embeddings(*replies)`` queues
+faults for it (a status with headers, or a hang), one per embeddings request.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0  # the most chat requests the server was answering at once
         self._script: list[Reply] = []
+        self._embedding_script: list[Reply] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -123,6 +126,14 @@ class FakeOpenAI:
     def script(self, *replies: Reply) -> None:
         with self._lock:
             self._script.extend(replies)
+
+    def script_embeddings(self, *replies: Reply) -> None:
+        with self._lock:
+            self._embedding_script.extend(replies)
+
+    def _embedding_reply(self) -> Reply | None:
+        with self._lock:
+            return self._embedding_script.pop(0) if self._embedding_script else None
 
     @property
     def embedding_requests(self) -> list[Recorded]:
@@ -189,7 +200,7 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             headers = {name.lower(): value for name, value in self.headers.items()}
             server._record(Recorded(self.path, headers, body, raw))
             if _route(self.path).endswith("/embeddings"):
-                self._send(200, _embeddings(body))
+                self._embed(body)
                 return
             if not _route(self.path).endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -199,6 +210,17 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._answer(body)
             finally:
                 server._leave()
+
+        def _embed(self, body: dict[str, Any]) -> None:
+            reply = server._embedding_reply()
+            if reply is not None and reply.hang:
+                server._closing.wait(30)
+                self.close_connection = True
+            elif reply is not None and reply.status != 200:
+                self._send(reply.status, {"error": reply.error or {"message": "fault"}},
+                           reply.headers)
+            else:
+                self._send(200, _embeddings(body))
 
         def _answer(self, body: dict[str, Any]) -> None:
             started = time.monotonic()

@@ -2,7 +2,7 @@
 batch, never an exception, and whatever is accepted is clean.
 
 The boundary is where digest reads the raw HTTP body (``llm.response.completion_from_body``)
-and then what the model wrote (``llm.runner._read``: parse, clean, check). The second test
+and then what the model wrote (``llm._calls.read_answer``: parse, clean, check). The second test
 sends the bytes over real HTTP from the fake server through the whole summarize stage.
 """
 
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from digest.llm._calls import read_answer
 from digest.llm.answers import BatchAnswer, Context, check_batch, grounding_words
 from digest.llm.base import AnswerUnreadable
 from digest.llm.response import completion_from_body
-from digest.llm.runner import _read
 from digest.textsafety import find_address
 
 from .fake_openai import FakeOpenAI, Reply, _completion_bytes, made_up_papers
@@ -60,7 +60,7 @@ def outcome(raw: bytes) -> tuple[BatchAnswer | None, list[str]]:
         completion = completion_from_body(raw)
     except AnswerUnreadable as error:
         return None, [str(error)]
-    _, answer, problems = _read(completion, lambda data: check_batch(data, REFS, CONTEXT))
+    _, answer, problems = read_answer(completion, lambda data: check_batch(data, REFS, CONTEXT))
     return answer, problems
 
 

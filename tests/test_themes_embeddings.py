@@ -1,45 +1,42 @@
-"""The embeddings theme backend against a fake /v1/embeddings server (httpx.MockTransport)."""
+"""The embeddings theme backend: clustering on vectors, the store cache, and the endpoint
+through the LLM layer against the fake OpenAI server (tests/fake_openai.py): batches,
+ledger rows, and faults that behave exactly as they do for chat (one retry layer)."""
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Sequence
 
-import httpx
-import openai
 import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.errors import LLMError, LLMUnavailable
+from digest.llm import BackendSettings, OpenAIChat
+from digest.llm.base import ChatRequest, DeadlineReached
 from digest.state import Store
 from digest.themes import CachedEmbedder, EmbeddingThemes, OpenAIEmbedder, group_papers
 from tests.fixtures.themes.evalsets import agreement, assignment
 
 from .conftest import EXAMPLES
-from .fake_openai import FakeOpenAI
+from .fake_openai import FakeOpenAI, Reply
 from .test_themes import TOPICS, topical_papers
 
 WORDS = [word for title, _ in TOPICS.values() for word in title.lower().split()[:2]]
+KEY = "sk-embed-secret-0123456789"
 
 
-class FakeEmbeddings:
-    """Vectors counting a few topic words; records every request body."""
+class CountingEmbedder:
+    """In-process vectors counting a few topic words; records every batch it was given."""
 
-    def __init__(self, status: int = 200):
-        self.requests: list[dict] = []
-        self.status = status
+    model = "embed-small"
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        assert request.url.path == "/v1/embeddings"
-        body = json.loads(request.content)
-        self.requests.append(body)
-        if self.status != 200:
-            return httpx.Response(self.status, json={"error": {"message": "nope"}})
-        data = [{"object": "embedding", "index": i, "embedding": self.vector(text)}
-                for i, text in reversed(list(enumerate(body["input"])))]  # any order
-        return httpx.Response(200, json={"object": "list", "data": data, "model": body["model"],
-                                         "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+    def __init__(self) -> None:
+        self.requests: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.requests.append(list(texts))
+        return [self.vector(text) for text in texts]
 
     @staticmethod
     def vector(text: str) -> list[float]:
@@ -47,55 +44,132 @@ class FakeEmbeddings:
         return [float(lowered.count(word)) + 0.01 * (len(text) % 7) for word in WORDS]
 
 
-def embedder(fake: FakeEmbeddings, batch: int = 5) -> OpenAIEmbedder:
-    client = openai.OpenAI(api_key="test", base_url="http://fake.test/v1", max_retries=0,
-                           http_client=httpx.Client(transport=httpx.MockTransport(fake)))
-    return OpenAIEmbedder(client, model="embed-small", batch=batch)
+def settings(server: FakeOpenAI, **changes) -> BackendSettings:
+    values = {"model": "embed-small", "api_key": KEY, "base_url": server.url, "timeout_s": 5.0,
+              "max_attempts": 2, **changes}
+    return BackendSettings(**values)
 
 
-def test_embedding_themes_separate_the_topics_and_batch_requests():
-    fake = FakeEmbeddings()
+def test_embedding_themes_separate_the_topics():
     papers, truth = topical_papers()
-    themes = group_papers(papers, max_themes=5, backend=EmbeddingThemes(embedder(fake)))
+    themes = group_papers(papers, max_themes=5, backend=EmbeddingThemes(CountingEmbedder()))
     ari, _ = agreement(assignment(themes), truth)
     assert ari == pytest.approx(1.0)
-    assert [len(r["input"]) for r in fake.requests] == [5, 5, 5, 5, 4]
-    assert {r["model"] for r in fake.requests} == {"embed-small"}
     assert all(theme.title and theme.keywords for theme in themes)
 
 
 def test_vectors_are_cached_in_the_store(tmp_path):
-    fake = FakeEmbeddings()
+    embedder = CountingEmbedder()
     papers, _ = topical_papers()
     with Store(tmp_path / "state.sqlite") as store:
-        backend = EmbeddingThemes(CachedEmbedder(embedder(fake, batch=100), store))
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
         first = group_papers(papers, backend=backend)
         again = group_papers(papers, backend=backend)
-    assert len(fake.requests) == 1 and first == again
+    assert len(embedder.requests) == 1 and first == again
     with Store(tmp_path / "state.sqlite") as store:
-        backend = EmbeddingThemes(CachedEmbedder(embedder(fake, batch=100), store))
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
         group_papers(papers[:-1] + [papers[-1]], backend=backend)
-    assert len(fake.requests) == 1
+    assert len(embedder.requests) == 1
 
 
-@pytest.mark.parametrize(("status", "error"), [(503, LLMUnavailable), (400, LLMError)])
-def test_endpoint_failures_are_named_errors(status, error):
+def test_requests_go_in_batches_and_each_is_a_ledger_row(tmp_path):
     papers, _ = topical_papers()
-    with pytest.raises(error, match="embeddings endpoint"):
-        group_papers(papers, backend=EmbeddingThemes(embedder(FakeEmbeddings(status))))
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        embedder = OpenAIEmbedder(settings(server), store=store, batch=5)
+        group_papers(papers, max_themes=5, backend=EmbeddingThemes(embedder))
+        embedder.close()
+        sizes = [len(r.body["input"]) for r in server.embedding_requests]
+        rows = [row for row in store.calls() if row.task == "embed"]
+    assert sizes == [5, 5, 5, 5, 4]
+    assert {r.body["model"] for r in server.embedding_requests} == {"embed-small"}
+    assert len(rows) == 5 and {row.outcome for row in rows} == {"ok"}
+    assert embedder.stats.calls == 5 and embedder.stats.prompt_tokens > 0
+
+
+def test_batches_already_paid_for_stay_cached_when_a_later_one_fails(tmp_path):
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        server.script_embeddings(Reply(), *[Reply.fail(500)] * 2)
+        embedder = OpenAIEmbedder(settings(server), store=store, batch=10)
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
+        with pytest.raises(LLMUnavailable):
+            group_papers(papers, max_themes=5, backend=backend)
+        group_papers(papers, max_themes=5, backend=backend)  # the endpoint is back
+        embedder.close()
+        sizes = [len(r.body["input"]) for r in server.embedding_requests]
+    assert sizes == [10, 10, 10, 10, 4]  # the first batch was not asked for again
+
+
+FAULTS = {
+    "429 then an answer": ([Reply.fail(429, "slow down", retry_after="0")], 2, None),
+    "500 then an answer": ([Reply.fail(500)], 2, None),
+    "500 for good": ([Reply.fail(500)] * 3, 2, LLMUnavailable),
+    "a timeout for good": ([Reply(hang=True)] * 3, 2, LLMUnavailable),
+    "400": ([Reply.fail(400, "bad input")], 1, LLMError),
+}
+
+
+def chat_requests_for(faults: list[Reply], **changes) -> int:
+    """How many requests the chat backend sends for the same faults (the reference)."""
+    with FakeOpenAI() as server:
+        server.script(*faults)
+        chat = OpenAIChat(settings(server, model="gpt-4o-mini", **changes),
+                          sleep=lambda seconds: None)
+        try:
+            chat.complete(ChatRequest(({"role": "user", "content": "hi"},), max_tokens=20,
+                                      json_output=False))  # no format step-down probe
+        except LLMError:
+            pass
+        finally:
+            chat.close()
+        return len(server.chat_requests)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_an_embeddings_fault_is_retried_like_chat_by_one_retry_layer(fault, tmp_path):
+    faults, expected, error = FAULTS[fault]
+    changes = {"timeout_s": 0.5} if "timeout" in fault else {}
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        server.script_embeddings(*faults)
+        embedder = OpenAIEmbedder(settings(server, **changes), store=store, batch=100)
+        if error is None:
+            group_papers(papers, max_themes=5, backend=EmbeddingThemes(embedder))
+        else:
+            with pytest.raises(error, match="^embeddings: ") as raised:
+                group_papers(papers, max_themes=5, backend=EmbeddingThemes(embedder))
+            assert KEY not in str(raised.value)
+        embedder.close()
+        sent = len(server.embedding_requests)
+        rows = [row for row in store.calls() if row.task == "embed"]
+    assert sent == expected == chat_requests_for(faults, **changes)
+    assert len(rows) == 1 and rows[0].retries == expected - 1
+    assert (rows[0].outcome == "ok") == (error is None)
+
+
+def test_the_run_deadline_cuts_an_embeddings_call_and_says_so(tmp_path):
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server:
+        server.script_embeddings(Reply(hang=True))
+        embedder = OpenAIEmbedder(settings(server, timeout_s=30.0), deadline_s=0.5, batch=100)
+        with pytest.raises(DeadlineReached, match="setting deadline") as raised:
+            group_papers(papers, max_themes=5, backend=EmbeddingThemes(embedder))
+        embedder.close()
+        assert len(server.embedding_requests) == 1  # no retry past the deadline
+    assert "timeout" not in str(raised.value)
 
 
 def test_cli_themes_embeddings_needs_an_endpoint(tmp_path):
     result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
                                       "--backend", "offline", "--themes", "embeddings"])
     assert result.exit_code == 2
-    assert "--themes embeddings needs an endpoint" in result.output
+    assert "theme backend embeddings needs an endpoint" in result.output
 
 
 def test_cli_rejects_an_unknown_themes_backend():
     result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
                                       "--backend", "offline", "--themes", "lda"])
-    assert result.exit_code == 2 and "--themes lda: unknown" in result.output
+    assert result.exit_code == 2 and "theme backend 'lda' is unknown" in result.output
 
 
 def test_cli_themes_from_a_real_embeddings_server_are_cached_in_the_store(tmp_path):

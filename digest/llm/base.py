@@ -37,6 +37,9 @@ class ChatRequest:
     # Asked before every retry; False (say, the circuit breaker opened) ends the call with
     # the last error instead of sending the request again.
     may_retry: Callable[[], bool] | None = field(default=None, compare=False)
+    # Digest's own answer to this question, made from the papers without a model (the
+    # extractive summarizer): what the offline backend answers. None: digest has none.
+    extractive: Callable[[], Any] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,20 @@ class Completion:
     cached_tokens: int = 0
     finish_reason: str = "stop"
     retries: int = 0
+    # An answer already in digest's own terms (an in-process backend's): used as it is,
+    # neither parsed nor checked, never cached nor billed.
+    answer: Any = field(default=None, compare=False)
 
 
 class ChatBackend(Protocol):
     """Anything that can answer a chat request. ``name`` and ``model`` go into the issue footer.
 
     ``complete`` is called from several threads at once; ``close`` frees connections.
+    A backend may also say (as plain attributes, read with ``getattr``): ``price``, a
+    ``Price`` that wins over the model card's (a local server is free), and
+    ``in_process = True`` when it answers at once from digest's own material, with no
+    server behind it (offline): the runner then asks it in the calling thread, and
+    there is nothing to cache, bill, budget, plan or break.
     """
 
     name: str

@@ -132,7 +132,7 @@ def section_views(issue: Issue) -> tuple[SectionView, ...]:
         views.append(SectionView(
             number=number, title=title, anchor=Trusted(anchor),
             summary=section.summary.summary,
-            offline_note=section.summary.offline and issue.backend != "offline",
+            offline_note=section.summary.fallback,
             papers=papers, summary_parts=summary_parts(section, papers)))
     return tuple(views)
 

@@ -2,36 +2,34 @@
 
 ``EmbeddingThemes`` clusters the papers' embedding vectors with the same k-means, k choice
 and tidying as the TF-IDF backend, and names the themes with the same c-TF-IDF terms.
-``OpenAIEmbedder`` asks any OpenAI-compatible server; ``CachedEmbedder`` keeps every vector
-in the state store (the ``llm_cache`` table, keyed by model and text), so a re-run of the
-same week asks nothing.
+``OpenAIEmbedder`` asks any OpenAI-compatible server through the LLM layer
+(``digest.llm.openai_embed`` and ``digest.llm.embed_runner``: the chat backend's one retry
+layer, the run's timeout and deadline, ledger rows, the breaker, the key redacted);
+``CachedEmbedder`` keeps every vector in the state store (the ``llm_cache`` table, keyed by
+model and text), so a re-run of the same week asks nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-import openai
-from sklearn.preprocessing import normalize
-from threadpoolctl import threadpool_limits
-
-from ..errors import ConfigError, LLMError, LLMUnavailable
+from ..errors import ConfigError
+from ..llm.embed_runner import RunEmbedder
+from ..llm.openai_embed import DEFAULT_EMBEDDING_MODEL
 from ..models import Paper, Theme
 from ..state import Store
 from ._build import themes_from_labels
 from ._cluster import TfidfThemes, unique_by_id
 from ._text import count_terms
 
-log = logging.getLogger("digest.themes")
+if TYPE_CHECKING:
+    from ..llm.base import BackendSettings
 
-DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+log = logging.getLogger("digest.themes")
 
 
 class Embedder(Protocol):
@@ -42,37 +40,18 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-@dataclass
-class OpenAIEmbedder:
+class OpenAIEmbedder(RunEmbedder):
     """``POST /v1/embeddings`` on any OpenAI-compatible server, ``batch`` texts per call."""
 
-    client: openai.OpenAI
-    model: str = DEFAULT_EMBEDDING_MODEL
-    batch: int = 128
+    def __init__(self, settings: BackendSettings, *, store: Store | None = None,
+                 deadline_s: float | None = None, batch: int = 128) -> None:
+        from ..llm.openai_embed import OpenAIEmbeddings
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch):
-            vectors += self._call(list(texts[start:start + self.batch]))
-        return vectors
+        super().__init__(OpenAIEmbeddings(settings), store=store, deadline_s=deadline_s,
+                         batch=batch)
 
-    def _call(self, texts: list[str]) -> list[list[float]]:
-        started = time.monotonic()
-        try:
-            response = self.client.embeddings.create(model=self.model, input=texts)
-        except (openai.APIConnectionError, openai.RateLimitError,
-                openai.InternalServerError) as exc:
-            raise LLMUnavailable(f"embeddings endpoint unavailable: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise LLMError(f"embeddings endpoint refused the request ({exc.status_code}); "
-                           f"check --themes-model '{self.model}'") from exc
-        items = sorted(response.data, key=lambda item: item.index)
-        if len(items) != len(texts):
-            raise LLMError(f"embeddings endpoint returned {len(items)} vectors for "
-                           f"{len(texts)} texts")
-        log.info("embeddings model=%s texts=%d ms=%d", self.model, len(texts),
-                 (time.monotonic() - started) * 1000)
-        return [list(item.embedding) for item in items]
+    def close(self) -> None:
+        self.backend.close()
 
 
 @dataclass
@@ -90,9 +69,11 @@ class CachedEmbedder:
         keys = [self._key(text) for text in texts]
         found = {key: self.store.cached_response(key) for key in dict.fromkeys(keys)}
         missing = [i for i, key in enumerate(keys) if found[key] is None]
-        if missing:
-            fresh = self.inner.embed([texts[i] for i in missing])
-            for i, vector in zip(missing, fresh, strict=True):
+        step = int(getattr(self.inner, "batch", 0)) or len(missing) or 1
+        for start in range(0, len(missing), step):  # each batch kept once it is paid for
+            chunk = missing[start:start + step]
+            fresh = self.inner.embed([texts[i] for i in chunk])
+            for i, vector in zip(chunk, fresh, strict=True):
                 found[keys[i]] = {"embedding": vector}
                 self.store.cache_response(keys[i], self.model, {"embedding": vector})
         return [list((found[key] or {})["embedding"]) for key in keys]
@@ -114,6 +95,10 @@ class EmbeddingThemes:
         papers = unique_by_id(papers)
         if not papers:
             return []
+        import numpy as np
+        from sklearn.preprocessing import normalize
+        from threadpoolctl import threadpool_limits
+
         vectors = normalize(np.asarray(self.embedder.embed([embedding_text(p) for p in papers]),
                                        dtype=np.float64))
         with threadpool_limits(limits=1):
@@ -129,19 +114,23 @@ THEME_BACKENDS = ("tfidf", "embeddings")
 
 
 def make_theme_backend(name: str, store: Store, *, model: str | None = None,
-                       base_url: str | None = None, timeout_s: float = 60.0
-                       ) -> EmbeddingThemes | None:
-    """The backend ``--themes NAME`` asks for; None is the default offline TF-IDF one."""
+                       base_url: str | None = None, timeout_s: float = 60.0,
+                       deadline_s: float | None = None) -> EmbeddingThemes | None:
+    """The theme backend setting ``theme_backend`` names; None is the default offline TF-IDF.
+
+    ``timeout_s`` and ``deadline_s`` are the run's (settings ``timeout`` and ``deadline``)."""
+    from ..llm import settings_from_env
+
     if name == "tfidf":
         return None
     if name != "embeddings":
-        raise ConfigError(f"--themes {name}: unknown; choose one of {', '.join(THEME_BACKENDS)}")
-    api_key = os.environ.get("OPENAI_API_KEY")
-    base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if not api_key and not base_url:
-        raise ConfigError("--themes embeddings needs an endpoint: set OPENAI_API_KEY "
-                          "(OpenAI) or OPENAI_BASE_URL / --base-url (a local server)")
-    client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url,
-                           timeout=timeout_s, max_retries=2)
-    embedder = OpenAIEmbedder(client, model=model or DEFAULT_EMBEDDING_MODEL)
+        raise ConfigError(f"theme backend {name!r} is unknown; choose one of "
+                          f"{', '.join(THEME_BACKENDS)}", setting="theme_backend")
+    settings = settings_from_env(model or DEFAULT_EMBEDDING_MODEL, base_url=base_url,
+                                 timeout_s=timeout_s)
+    if not settings.api_key and not settings.base_url:
+        raise ConfigError("theme backend embeddings needs an endpoint: set OPENAI_API_KEY "
+                          "(OpenAI) or OPENAI_BASE_URL / the base_url setting (a local server)",
+                          setting="theme_backend")
+    embedder = OpenAIEmbedder(settings, store=store, deadline_s=deadline_s)
     return EmbeddingThemes(CachedEmbedder(embedder, store))

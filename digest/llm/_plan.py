@@ -1,0 +1,55 @@
+"""The dry-run plan: every call a run would make, priced, and the table ``--dry-run`` prints.
+
+A run with ``dry_run`` set asks nothing: each call that would go to the model becomes a
+``PlanRow`` (in ``LLMStats.plan``) and its question falls back offline, so the stage still
+finishes and every later call (merges of those batches, the intro) is planned as well.
+Answers the cache already holds are not planned (``cache_hits``). Another stage can use
+the same plan to see a run's calls before making them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ._stats import LLMStats
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    task: str
+    label: str
+    prompt_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_table(llm: LLMStats | Mapping[str, Any]) -> str:
+    """What ``--dry-run`` prints: each call that would be made, its tokens and its price."""
+    stats = LLMStats.of(llm)
+    rows = [PlanRow(**row) for row in stats.plan]
+    lines = [f"Dry run ({stats.backend}, {stats.model or 'no model'}): nothing was sent."]
+    if not rows and not stats.cache_hits:
+        return lines[0] + f" The {stats.backend} backend would make no LLM calls.\n"
+    lines.append(f"{'task':<8} {'theme':<40} {'prompt':>7} {'output':>7} {'USD':>9}")
+    for row in rows:
+        lines.append(f"{row.task:<8} {_cut(row.label, 40):<40} {row.prompt_tokens:>7} "
+                     f"{row.output_tokens:>7} {row.cost_usd:>9.4f}")
+    prompt = sum(row.prompt_tokens for row in rows)
+    output = sum(row.output_tokens for row in rows)
+    cost = sum(row.cost_usd for row in rows)
+    lines.append(f"{'total':<8} {_cut(f'{len(rows)} calls', 40):<40} {prompt:>7} {output:>7} "
+                 f"{cost:>9.4f}")
+    if stats.cache_hits:
+        lines.append(f"{stats.cache_hits} answers are already in the cache and cost nothing.")
+    lines.append("Output tokens are estimates (the model decides); a merge's prompt is "
+                 "estimated from offline summaries.")
+    return "\n".join(lines) + "\n"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -1,0 +1,142 @@
+"""``POST /v1/embeddings`` on any OpenAI-compatible server, through the chat backend's layer.
+
+The same client (``endpoint.make_client``: the run's ``timeout``, the client's own retries
+off), the same single retry layer as chat (tenacity with ``faults.is_retryable`` and
+``faults.backoff_wait``: 408/409/429/5xx and connection errors, ``Retry-After`` honoured
+up to a cap), the same stops (the run's deadline, the circuit breaker withdrawing
+permission) and the same errors (``faults.as_digest_error``, the key redacted). The
+scheduling around it (ledger rows, deadline, breaker, batches) is ``llm.embed_runner``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ..errors import ConfigError, LLMError
+from .base import AnswerUnreadable, BackendSettings, DeadlineReached, with_retries
+
+logger = logging.getLogger("digest.llm")
+
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+
+
+@dataclass(frozen=True)
+class EmbeddingRequest:
+    """Texts to embed, in order; the same stops as a ``ChatRequest``."""
+
+    texts: tuple[str, ...]
+    deadline: float | None = None  # time.monotonic() after which no attempt may start
+    may_retry: Callable[[], bool] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    vectors: list[list[float]]
+    prompt_tokens: int = 0
+    retries: int = 0
+
+
+class OpenAIEmbeddings:
+    """Embeddings through the official client, with chat's one retry layer."""
+
+    name = "openai"
+
+    def __init__(self, settings: BackendSettings, *, sleep: Callable[[float], None] = time.sleep,
+                 jitter: Callable[[float, float], float] | None = None):
+        from .endpoint import make_client
+        from .faults import backoff_wait
+
+        if not settings.api_key and not settings.base_url:
+            raise ConfigError("embeddings need an endpoint: set OPENAI_API_KEY (OpenAI) or "
+                              "OPENAI_BASE_URL (a local server)", setting="base_url")
+        self.model = settings.model
+        self._settings = settings
+        self._sleep = sleep
+        self._wait = backoff_wait(jitter) if jitter else backoff_wait()
+        self._client = make_client(settings)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def embed(self, request: EmbeddingRequest) -> Embeddings:
+        import openai
+
+        retries = 0
+
+        def count_retry(state: Any) -> None:
+            nonlocal retries
+            retries += 1
+            logger.info("embeddings call failed; retry %d in %.1f s", retries,
+                        state.upcoming_sleep)
+
+        try:
+            result = self._retrying(request, count_retry)(self._attempt_for(request))
+        except openai.APIError as error:
+            raise with_retries(self._as_error(error, retries + 1), retries) from None
+        except LLMError as error:
+            raise with_retries(error, retries) from None
+        return Embeddings(result.vectors, result.prompt_tokens, retries)
+
+    def _retrying(self, request: EmbeddingRequest, count_retry: Callable[[Any], None]) -> Any:
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
+        # The chat backend's own stops: one retry layer, one meaning of deadline and breaker.
+        from .faults import is_retryable
+        from .openai_chat import _past, _withdrawn
+
+        return Retrying(
+            retry=retry_if_exception(
+                lambda e: is_retryable(e, self._settings.max_retry_after_s)),
+            stop=(stop_after_attempt(self._settings.max_attempts) | _past(request.deadline)
+                  | _withdrawn(request)),  # type: ignore[arg-type]  # reads .may_retry only
+            wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
+
+    def _attempt_for(self, request: EmbeddingRequest) -> Callable[[], Embeddings]:
+        from .openai_chat import _unless_withdrawn
+
+        # chat's helper, typed for chat: it only calls the function and reads .may_retry
+        attempt: Any = _unless_withdrawn(lambda _: self._send(request), request)  # type: ignore
+        return cast(Callable[[], Embeddings], attempt)
+
+    def _send(self, request: EmbeddingRequest) -> Embeddings:
+        started = time.monotonic()
+        response = self._client.embeddings.create(model=self.model, input=list(request.texts),
+                                                  timeout=self._timeout(request))
+        vectors = _vectors(response, len(request.texts))
+        usage = getattr(response, "usage", None)
+        tokens = getattr(usage, "prompt_tokens", 0) if usage is not None else 0
+        logger.info("embeddings model=%s texts=%d ms=%d", self.model, len(request.texts),
+                    (time.monotonic() - started) * 1000)
+        return Embeddings(vectors, tokens if isinstance(tokens, int) else 0)
+
+    def _timeout(self, request: EmbeddingRequest) -> float:
+        if request.deadline is None:
+            return self._settings.timeout_s
+        left = request.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineReached("the run's deadline (setting deadline) passed before the "
+                                  "embeddings were asked for")
+        return min(self._settings.timeout_s, left)
+
+    def _as_error(self, error: Any, attempts: int) -> LLMError:
+        from .faults import as_digest_error, redact
+
+        mapped = as_digest_error(error, self._settings, attempts)
+        return type(mapped)("embeddings: " + redact(str(mapped), self._settings.api_key))
+
+
+def _vectors(response: Any, count: int) -> list[list[float]]:
+    """One vector per text, in the texts' order, or ``AnswerUnreadable``."""
+    items = sorted(getattr(response, "data", None) or [], key=lambda item: item.index)
+    if len(items) != count:
+        raise AnswerUnreadable(f"the embeddings endpoint returned {len(items)} vectors for "
+                               f"{count} texts")
+    return [list(item.embedding) for item in items]
+
+
+def texts_in_batches(texts: Sequence[str], size: int) -> list[tuple[str, ...]]:
+    return [tuple(texts[start:start + size]) for start in range(0, len(texts), size)]
