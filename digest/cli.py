@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
+from .batchjobs import BatchChoice, batch_mode, batch_price_factor, batch_step, plan_lines
 from .dating import catch_up_weeks
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError, SourceError
@@ -183,6 +184,16 @@ def newsletter(
     new_store: Annotated[bool, typer.Option(
         "--new-store", help="Accept a missing or empty state store beside an output folder "
         "that already has issues (their papers may go out again).")] = False,
+    batch_api: Annotated[bool, typer.Option(
+        "--batch-api", help="Send the week's LLM calls as one Batch API job (half price, done "
+        "within 24 h); a later run collects it. Config batch_api: true, false or \"auto\".")
+    ] = False,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Collect the week's Batch API job if it is done; never submit one.")
+    ] = False,
+    batch_output: Annotated[Path | None, typer.Option(
+        "--batch-output", help="A Batch API output JSONL written elsewhere (vLLM's run_batch): "
+        "its answers go to the cache, then the issue is made.")] = None,
 ) -> None:
     """The weekly job: write OUT/<YYYY-Www>.md and print its path.
 
@@ -196,9 +207,11 @@ def newsletter(
                          resolve_ids=resolve_ids,
                          theme_backend=themes, prompts=prompts, templates=templates,
                          base_url=base_url, timeout=timeout, concurrency=concurrency,
-                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
+                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline,
+                         batch_api=True if batch_api else None)
         options = digest.options(week, strict=strict, include_published=include_published,
                                  show_rest=not no_rest)
+        batching = BatchChoice(batch_mode(digest.settings["batch_api"]), resume, batch_output)
         wanted = parse_formats(formats)  # bad values are usage errors before any work
         feed_base(site_url)
         options.use_inbox = options.require_records = options.by_date = True
@@ -220,7 +233,15 @@ def newsletter(
             for issue_week in weeks:  # oldest first, each once
                 weekly = replace(options, week=issue_week)
                 run.week = issue_week
+                waiting = None if dry_run else batch_step(digest, sources or [], weekly, store,
+                                                          run, out=out_dir, choice=batching)
+                if waiting is not None:  # submitted, or still running: nothing to publish yet
+                    typer.echo(waiting)
+                    continue
                 built = digest.build(sources or [], weekly, store, run, out=out_dir)
+                if dry_run and batching.mode is not False:
+                    typer.echo(plan_lines(run.llm, batch_price_factor(digest.settings.file)),
+                               nl=False)
                 if _stop_after_llm(run, dry_run, fail_on_degraded):
                     return
                 path = write_issue(built, out_dir, store, run, formats=wanted,

@@ -13,7 +13,7 @@ callers get exactly what the CLI prints::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from .dedup import DedupResult
 from .errors import ConfigError
 from .ingest import ingest_limits
 from .links import is_web_url
+from .llm import ChatBackend
 from .llm.wiring import LLMChoices, llm_setup
 from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
@@ -61,11 +62,14 @@ class Digest:
                        arxiv_api=web_base(s["arxiv_api"], "arxiv_api"))
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
-              report: RunReport | None = None, *, out: Path | None = None) -> Built:
+              report: RunReport | None = None, *, out: Path | None = None,
+              wrap_backend: Callable[[ChatBackend | None], ChatBackend | None] | None = None
+              ) -> Built:
         """The pipeline with the LLM backend, budget, limits and theme backend the settings
         chose; the backends are closed when it returns. With ``out`` (the output folder the
         issue will be published in) its earlier issues give the rising themes, so that
-        ``Built.markdown`` is exactly the file ``write_issue`` writes there."""
+        ``Built.markdown`` is exactly the file ``write_issue`` writes there. ``wrap_backend``
+        replaces the LLM backend for this build (``digest.batchjobs`` plans with a recorder)."""
         s = self.settings
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
@@ -73,7 +77,8 @@ class Digest:
                                         base_url=s["base_url"])
             ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
                             history=history or options.history)
-            return build_issue(list(sources), ready, backend=llm.backend, store=store,
+            backend = wrap_backend(llm.backend) if wrap_backend else llm.backend
+            return build_issue(list(sources), ready, backend=backend, store=store,
                                report=report)
 
     def summarize(self, sources: Sequence[str], *, week: str | None = None,
