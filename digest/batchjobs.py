@@ -54,11 +54,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("digest")
 
-# "auto" uses the Batch API from this many first-wave calls on. At concurrency 4 and a few
-# seconds a call, 200 calls take the direct path 3-5 minutes: below that, waiting up to a day
-# to save half of a few cents is not worth it; above it (a 1,000+ paper week, a backfill)
-# the direct path runs into rate limits and the saving is real money.
-AUTO_MIN_CALLS = 200
+# "auto" uses the Batch API from this many first-wave calls on. A 5,000-paper week makes 177
+# (benchmarks/bench_batch.py, gpt-4o-mini's budget): about 35 papers a call. At concurrency 4 and
+# 5-10 s a call, 100 calls take the direct path 2-4 minutes; below that waiting up to a day is not
+# worth the saving, above it (a week of ~3,000+ papers, a backfill) direct calls run into rate
+# limits for minutes on end and the half price is real money.
+AUTO_MIN_CALLS = 100
 
 
 @dataclass(frozen=True)
