@@ -486,10 +486,10 @@ def _prepare_file(path: Path, *, new_store: bool) -> None:
     try:
         db = sqlite3.connect(fresh, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            for script in MIGRATIONS:
+            for script in MIGRATIONS:  # written in place (rollback journal): no WAL to lose
                 db.executescript(script)
             db.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
+            db.execute("PRAGMA journal_mode=WAL")  # kept in the file: every later use is WAL
         finally:
             db.close()
         with contextlib.suppress(FileExistsError):  # another first use won: theirs is as good
