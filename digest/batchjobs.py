@@ -266,7 +266,7 @@ def batch_client(digest: Digest) -> BatchClient:
     settings = settings_from_env(s["model"], base_url=s["base_url"],
                                  api_version=s.file.get("api_version"),
                                  provider=s.file.get("provider"), timeout_s=float(s["timeout"]))
-    return BatchClient(make_client(settings))
+    return BatchClient(make_client(settings), settings.api_key)
 
 
 def batch_price_factor(config: Mapping[str, Any]) -> float:

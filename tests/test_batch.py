@@ -80,6 +80,9 @@ def test_a_completed_job_makes_the_same_issue_as_direct_calls(fake, tmp_path):
     assert code == 0 and "submitted, 6 requests" in output
     status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
     assert "batch jobs:   2026-W47 job batch_" in status and "6 requests" in status
+    data = json.loads(runner.invoke(app, ["status", "--state", str(home / "state.sqlite"),
+                                          "--json"]).output)
+    assert [(job["week"], job["requests"]) for job in data["batch_jobs"]] == [(WEEK, 6)]
     code, output = newsletter(fake, home)  # the next cron tick, flag or not
     assert code == 0 and "still running (in_progress), 1 of 6 done" in output
     assert not issue(home).exists()
@@ -229,3 +232,17 @@ def test_output_lines_that_are_no_answer_say_why():
     assert list(read_output(lines)) == ["line 1: not JSON", "line 2: no custom_id",
                                         "k1: cut off at the output limit", "k2: rate limited"]
 
+
+
+def test_a_server_without_a_batch_api_is_one_clear_error(tmp_path):
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as plain:
+        result = runner.invoke(app, ["newsletter", str(EXAMPLES), "--week", WEEK, "--backend",
+                                     "openai", "--base-url", plain.url, "--batch-api",
+                                     "--out", str(tmp_path / "out"),
+                                     "--state", str(tmp_path / "state.sqlite")])
+        assert plain.chat_requests == []
+    assert result.exit_code == 2, result.output
+    assert "Batch API: the server has no Files/Batches endpoints" in result.output
+    assert "(set by --batch-api" in result.output and not (tmp_path / "out").exists()

@@ -19,9 +19,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LLMError, LLMUnavailable
+from ..errors import ConfigError, LLMError, LLMUnavailable
 from .answers import parse_json_answer
 from .base import AnswerUnreadable, ChatRequest, Completion
+from .faults import redact
 from .response import completion_from_body
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ ENDPOINT = "/v1/chat/completions"
 BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the list price
 FINISHED = ("completed", "failed", "expired", "cancelled")
 FAILED = ("failed", "expired", "cancelled")
+NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,9 @@ def _error_text(row: Mapping[str, Any], response: Mapping[str, Any]) -> str:
 class BatchClient:
     """Files and Batches through the official client (``digest.llm.endpoint.make_client``)."""
 
-    def __init__(self, client: openai.OpenAI) -> None:
+    def __init__(self, client: openai.OpenAI, secret: str | None = None) -> None:
         self._client = client
+        self._secret = secret  # masked in every message that quotes the server
 
     def submit(self, jsonl: bytes, metadata: Mapping[str, str]) -> tuple[str, str]:
         """Upload the requests and create the batch: (batch id, input file id)."""
@@ -181,8 +184,15 @@ class BatchClient:
         try:
             return action()
         except openai.APIStatusError as error:
-            raise LLMError(f"Batch API: HTTP {error.status_code} from the server "
-                           f"({str(error.message)[:120]})") from None
+            if error.status_code in NO_SUCH_ENDPOINT:
+                raise ConfigError(
+                    f"Batch API: the server has no Files/Batches endpoints (HTTP "
+                    f"{error.status_code}); set batch_api to false, or run vLLM's run_batch on "
+                    "the requests and give its output with batch_output",
+                    setting="batch_api") from None
+            message = redact(str(error.message), self._secret)[:120]
+            raise LLMError(f"Batch API: HTTP {error.status_code} from the server ({message})"
+                           ) from None
         except openai.APIError as error:
             raise LLMUnavailable(f"Batch API: the server did not answer ({type(error).__name__})"
                                  "; the next run tries again") from None
