@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
+from .batchjobs import BatchChoice, batch_mode, batch_price_factor, plan_lines
 from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError
 from .history import history as store_history
@@ -174,6 +175,16 @@ def newsletter(
     new_store: Annotated[bool, typer.Option(
         "--new-store", help="Accept a missing or empty state store beside an output folder "
         "that already has issues (their papers may go out again).")] = False,
+    batch_api: Annotated[bool, typer.Option(
+        "--batch-api", help="Send the week's LLM calls as one Batch API job (half price, done "
+        "within 24 h); a later run collects it. Config batch_api: true, false or \"auto\".")
+    ] = False,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Collect the week's Batch API job if it is done; never submit one.")
+    ] = False,
+    batch_output: Annotated[Path | None, typer.Option(
+        "--batch-output", help="A Batch API output JSONL written elsewhere (vLLM's run_batch): "
+        "its answers go to the cache, then the issue is made.")] = None,
 ) -> None:
     """The weekly job: write OUT/<YYYY-Www>.md and print its path.
 
@@ -187,12 +198,17 @@ def newsletter(
                          resolve_ids=resolve_ids,
                          theme_backend=themes, prompts=prompts, templates=templates,
                          base_url=base_url, timeout=timeout, concurrency=concurrency,
-                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline)
+                         max_cost=max_cost, max_tokens=max_tokens, deadline=deadline,
+                         batch_api=True if batch_api else None)
         options = digest.options(week, strict=strict, include_published=include_published,
                                  show_rest=not no_rest)
-        choices = PublishChoices(formats, site_url, wait, new_store, catch_up, fail_on_degraded)
+        choices = PublishChoices(formats, site_url, wait, new_store, catch_up, fail_on_degraded,
+                                 batch=BatchChoice(batch_mode(digest.settings["batch_api"]),
+                                                   resume, batch_output))
         done = digest.newsletter(sources or [], options, choices, run,
-                                 on_written=lambda path: typer.echo(str(path)))
+                                 on_written=lambda path: typer.echo(str(path)), on_note=typer.echo)
+        if done.planned and choices.batch is not None and choices.batch.mode is not False:
+            typer.echo(plan_lines(run.llm, batch_price_factor(digest.settings.file)), nl=False)
         if done.planned:
             typer.echo(plan_table(run.llm), nl=False)
         elif not done.weeks:

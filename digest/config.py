@@ -20,6 +20,7 @@ CONFIG_KEYS: dict[str, type] = {
     "deadline": float,
     "theme_backend": str, "embedding_model": str, "max_papers": int, "resolve_ids": bool,
     "arxiv_api": str,
+    "batch_api": object, "batch_price_factor": float,  # object: true, false or "auto" (batchjobs)
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog

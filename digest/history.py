@@ -30,6 +30,8 @@ def status(state_path: Path) -> dict[str, Any]:
             "last_issue": {key: last[key] for key in ("week", "papers", "published_at")}
             if last else None,
             "last_sending": _sending(sendings[-1]) if sendings else None,
+            "batch_jobs": [{key: job[key] for key in ("id", "week", "requests", "submitted_at")}
+                           for job in store.batch_jobs(pending=True)],
         }
 
 
@@ -57,6 +59,10 @@ def status_lines(data: dict[str, Any]) -> list[str]:
         "last issue:   " + (f"{last['week']}, {last['papers']} papers, at "
                             f"{last['published_at']} UTC" if last else "none"),
         "last sending: " + (_sending_line(sending) if sending else "none"),
+        "batch jobs:   " + ("; ".join(f"{job['week']} job {job['id']}, {job['requests']} "
+                                     f"requests, submitted {job['submitted_at']} UTC"
+                                     for job in data["batch_jobs"]) + " (the next run collects)"
+                            if data["batch_jobs"] else "none pending"),
     ]
 
 

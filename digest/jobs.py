@@ -13,6 +13,7 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .batchjobs import BatchChoice, batch_step
 from .dating import catch_up_weeks
 from .errors import ConfigError
 from .llm.wiring import degraded_error
@@ -39,6 +40,7 @@ class Published:
     weeks: list[str] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
     planned: bool = False
+    waiting: list[str] = field(default_factory=list)  # Batch API jobs submitted or running
 
 
 @dataclass
@@ -61,11 +63,12 @@ class PublishChoices:
     new_store: bool = False
     catch_up: bool = False
     fail_on_degraded: bool = False
+    batch: BatchChoice | None = None  # the Batch API: submit, or collect what was submitted
 
 
 def publish(digest: Digest, sources: Sequence[str], options: Options, choices: PublishChoices,
-            report: RunReport, on_written: Callable[[Path], None] = lambda path: None
-            ) -> Published:
+            report: RunReport, on_written: Callable[[Path], None] = lambda path: None,
+            on_note: Callable[[str], None] = lambda note: None) -> Published:
     """Write the week's issue into the output folder (every week since the last issue with
     ``catch_up``, oldest first, each once), under the store's run lock."""
     wanted = parse_formats(choices.formats)  # bad values are usage errors before any work
@@ -80,7 +83,15 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
         done.weeks = _weeks(sources, options, store, choices.catch_up)
         for week in done.weeks:  # oldest first, each once
             report.week = week
-            built = digest.build(sources, replace(options, week=week), store, report, out=out_dir)
+            weekly = replace(options, week=week)
+            waiting = (None if digest.dry_run or choices.batch is None else
+                       batch_step(digest, sources, weekly, store, report, out=out_dir,
+                                  choice=choices.batch))
+            if waiting is not None:  # submitted, or still running: nothing to publish yet
+                done.waiting.append(waiting)
+                on_note(waiting)
+                continue
+            built = digest.build(sources, weekly, store, report, out=out_dir)
             if digest.dry_run:
                 done.planned = True
                 return done

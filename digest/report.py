@@ -32,6 +32,7 @@ class RunReport:
     errors: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     records_other_weeks: int = 0  # records read but dated in another week than the issue's
+    batch: dict[str, Any] = field(default_factory=dict)  # Batch API answers collected (batchjobs)
     relevance: dict[str, Any] = field(default_factory=dict)  # the reader's profile: what it chose
     # Every issue the run wrote (several with --catch-up; the fields above describe the last).
     issues: list[dict[str, Any]] = field(default_factory=list)
@@ -45,6 +46,8 @@ class RunReport:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["duration_s"] = round(self.duration_s, 3)
+        if not self.batch:  # only a run that collected a Batch API job has this block
+            del data["batch"]
         return data
 
 

@@ -25,6 +25,7 @@ from .inbox import Kept, ingest
 from .ingest import ingest_limits
 from .jobs import MailChoices, Mailed, PublishChoices, Published, mail_issue, publish
 from .links import is_web_url
+from .llm import ChatBackend
 from .llm.wiring import LLMChoices, asks_a_model, llm_setup
 from .outputs import past_issues
 from .pipeline import Built, Options, build_issue, dedup_sources
@@ -69,11 +70,14 @@ class Digest:
                        arxiv_api=web_base(s["arxiv_api"], "arxiv_api"))
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
-              report: RunReport | None = None, *, out: Path | None = None) -> Built:
+              report: RunReport | None = None, *, out: Path | None = None,
+              wrap_backend: Callable[[ChatBackend | None], ChatBackend | None] | None = None
+              ) -> Built:
         """The pipeline with the LLM backend, budget, limits and theme backend the settings
         chose; the backends are closed when it returns. With ``out`` (the output folder the
         issue will be published in) its earlier issues give the rising themes, so that
-        ``Built.markdown`` is exactly the file ``write_issue`` writes there."""
+        ``Built.markdown`` is exactly the file ``write_issue`` writes there. ``wrap_backend``
+        replaces the LLM backend for this build (``digest.batchjobs`` plans with a recorder)."""
         s = self.settings
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
@@ -82,7 +86,8 @@ class Digest:
                                         deadline_s=llm.limits.deadline_s)
             ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
                             history=history or options.history)
-            return build_issue(list(sources), ready, backend=llm.backend, store=store,
+            backend = wrap_backend(llm.backend) if wrap_backend else llm.backend
+            return build_issue(list(sources), ready, backend=backend, store=store,
                                report=report)
 
     def summarize(self, sources: Sequence[str], *, week: str | None = None,
@@ -100,11 +105,13 @@ class Digest:
 
     def newsletter(self, sources: Sequence[str], options: Options,
                    choices: PublishChoices | None = None, report: RunReport | None = None,
-                   on_written: Callable[[Path], None] = lambda path: None) -> Published:
+                   on_written: Callable[[Path], None] = lambda path: None,
+                   on_note: Callable[[str], None] = lambda note: None) -> Published:
         """``digest newsletter``: the week's issue published in the output folder, under the
-        store's run lock (see ``digest.jobs.publish``)."""
+        store's run lock (see ``digest.jobs.publish``); ``on_note`` hears of Batch API jobs
+        submitted or still running (nothing published for their week yet)."""
         return publish(self, sources, options, choices or PublishChoices(),
-                       report or RunReport(), on_written)
+                       report or RunReport(), on_written, on_note)
 
     def email(self, sources: Sequence[str], options: Options, choices: MailChoices,
               report: RunReport | None = None) -> Mailed:

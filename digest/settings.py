@@ -38,7 +38,7 @@ def _defaults() -> dict[str, Any]:
     return {"backend": "auto", "out": "outputs", "state": str(digest_home() / "state.sqlite"),
             "max_themes": 10, "timeout": 60.0, "concurrency": 4, "deadline": 900.0,
             "theme_backend": "tfidf", "resolve_ids": False,
-            "arxiv_api": ARXIV_API}
+            "arxiv_api": ARXIV_API, "batch_api": False, "batch_price_factor": 0.5}
 
 
 _NOTES = {

@@ -83,6 +83,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE resolved (title_key TEXT PRIMARY KEY, arxiv_id TEXT, url TEXT,
                            checked_at TEXT NOT NULL);
     """,
+    # 7: Batch API jobs (digest.batchjobs): one a week at a time, submitted by one run and
+    # collected by a later one. ``plan_hash`` is the run's settings and planned calls: a job
+    # whose plan no longer matches is not collected into the cache blindly (its answers are
+    # keyed by cache key anyway). ``state``: pending, collected, failed.
+    """
+    CREATE TABLE batch_jobs (id TEXT PRIMARY KEY, week TEXT NOT NULL,
+                             input_file TEXT NOT NULL, requests INTEGER NOT NULL,
+                             plan_hash TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+                             outcome TEXT,
+                             submitted_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+                             finished_at TEXT);
+    """,
 )
 
 
@@ -392,6 +404,28 @@ class Store:
             (key, model, json.dumps(response, sort_keys=True), prompt_hash,
              json.dumps(params, sort_keys=True) if params is not None else None))
 
+    # Batch API jobs (digest.batchjobs) -------------------------------------------------
+
+    def add_batch_job(self, job_id: str, week: str, input_file: str, requests: int,
+                      plan_hash: str) -> None:
+        self._write("INSERT INTO batch_jobs (id, week, input_file, requests, plan_hash) "
+                    "VALUES (?, ?, ?, ?, ?)", (job_id, week, input_file, requests, plan_hash))
+
+    def batch_jobs(self, week: str | None = None, *, pending: bool = False
+                   ) -> list[dict[str, Any]]:
+        """Batch jobs, oldest first: all, one week's, or only those not yet collected."""
+        sql = ("SELECT id, week, input_file, requests, plan_hash, state, outcome, submitted_at,"
+               " finished_at FROM batch_jobs WHERE (? IS NULL OR week = ?)"
+               + (" AND state = 'pending'" if pending else "") + " ORDER BY submitted_at, id")
+        keys = ("id", "week", "input_file", "requests", "plan_hash", "state", "outcome",
+                "submitted_at", "finished_at")
+        return [dict(zip(keys, row, strict=True))
+                for row in self._db.execute(sql, (week, week))]
+
+    def finish_batch_job(self, job_id: str, state: str, outcome: str) -> None:
+        self._write("UPDATE batch_jobs SET state = ?, outcome = ?, finished_at = "
+                    "CURRENT_TIMESTAMP WHERE id = ?", (state, outcome, job_id))
+
     # LLM call ledger --------------------------------------------------------------------
 
     def record_call(self, record: CallRecord) -> None:
@@ -476,10 +510,10 @@ def _prepare_file(path: Path, *, new_store: bool) -> None:
     try:
         db = sqlite3.connect(fresh, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            for script in MIGRATIONS:
+            for script in MIGRATIONS:  # written in place (rollback journal): no WAL to lose
                 db.executescript(script)
             db.execute(f"PRAGMA user_version={len(MIGRATIONS)}")
+            db.execute("PRAGMA journal_mode=WAL")  # kept in the file: every later use is WAL
         finally:
             db.close()
         with contextlib.suppress(FileExistsError):  # another first use won: theirs is as good

@@ -35,9 +35,7 @@ class Ledger:
     def key(self, call: Call) -> str:
         """The cache key of a call's question (a repair shares its original's)."""
         original = call.original
-        payload = json.dumps({"model": self._model, "prompt": prompt_hash(original.messages),
-                              "params": self._params(original)}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return question_key(self._model, original.messages, self._params(original))
 
     def cached_answer(self, call: Call, key: str) -> Any:
         """The checked answer the cache holds for this question, or None."""
@@ -88,6 +86,14 @@ class Ledger:
         """What besides the prompt shapes an answer (a backend may expose its temperature)."""
         return {"max_tokens": call.max_tokens, "task": call.task,
                 "temperature": self._temperature}
+
+
+def question_key(model: str, messages: tuple[Message, ...], params: dict[str, Any]) -> str:
+    """The cache key of a question: the model, the prompt and what else shapes the answer
+    (the Batch API path keys its requests with it too: ``custom_id``)."""
+    payload = json.dumps({"model": model, "prompt": prompt_hash(messages), "params": params},
+                         sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
 
 
 def prompt_hash(messages: tuple[Message, ...]) -> str:

@@ -1,0 +1,300 @@
+"""A week's LLM calls through the provider's Batch API: submit in one run, collect in a later one.
+
+``batch_step`` runs before a week's issue is built and says whether this run goes on:
+
+* **plan**: the pipeline runs once with a recording backend (``PlanningBackend``) that answers
+  nothing, so the runner asks every first-wave call (each batch summary, the intro) exactly as
+  a real run would, minus those already in the cache; the store is wrapped so that the plan
+  writes neither ledger nor cache;
+* **submit**: those calls go out as one JSONL file (``digest.llm.batch``), the job is recorded
+  in the store (migration 7), and the run stops with exit 0: "submitted, N requests, job …";
+* **collect** (the next run of the week, or ``--resume``): while the job runs, the run stops
+  ("still running, N of M done"); once it has finished, every answer is put in the LLM cache
+  under its cache key, its tokens go to the ledger at the batch rate, and the run goes on
+  along the direct path. There the runner finds the answers as cache hits and checks each
+  one exactly like a fresh answer; what is missing or invalid (a failed line, an expired
+  job) is asked directly, and so are merges and repairs: they depend on the batch's
+  answers, are few, and a second batch would cost another day.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .llm import ChatBackend, settings_from_env
+from .llm.base import ChatRequest, Completion
+from .llm.batch import (
+    BATCH_PRICE_FACTOR,
+    FAILED,
+    FINISHED,
+    Answer,
+    BatchClient,
+    PlannedCall,
+    cache_key,
+    prompt_hash,
+    read_output,
+    requests_jsonl,
+)
+from .llm.catalog import model_card
+from .report import RunReport
+from .state import CallRecord, Store
+from .testhook import pause_at
+
+if TYPE_CHECKING:
+    from .pipeline import Options
+    from .run import Digest
+
+logger = logging.getLogger("digest")
+
+# "auto" uses the Batch API from this many first-wave calls on. A 5,000-paper week makes 177
+# (benchmarks/bench_batch.py, gpt-4o-mini's budget): about 35 papers a call. At concurrency 4 and
+# 5-10 s a call, 100 calls take the direct path 2-4 minutes; below that waiting up to a day is not
+# worth the saving, above it (a week of ~3,000+ papers, a backfill) direct calls run into rate
+# limits for minutes on end and the half price is real money.
+AUTO_MIN_CALLS = 100
+
+
+@dataclass(frozen=True)
+class BatchChoice:
+    mode: bool | str  # True, False or "auto"
+    resume: bool = False  # collect only: never submit a new job
+    output_file: Path | None = None  # an output file written elsewhere (vLLM's run_batch)
+
+
+def batch_mode(value: Any) -> bool | str:
+    """The ``batch_api`` setting: true, false or "auto"."""
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("auto", "true", "false"):
+        return {"true": True, "false": False}.get(text, "auto")
+    raise ConfigError(f'batch_api = {value!r}: use true, false or "auto"', setting="batch_api")
+
+
+def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: Store,
+               report: RunReport, *, out: Path, choice: BatchChoice) -> str | None:
+    """None: build the issue now (the cache holds what a batch answered); else the line this
+    run prints before it stops with exit 0 (submitted, or still running)."""
+    pending = store.batch_jobs(options.week, pending=True)
+    if choice.output_file is not None:
+        planned = plan_calls(digest, sources, options, store, out)
+        _fill_cache(store, planned, _file_lines(choice.output_file), report, digest)
+        for job in pending:
+            store.finish_batch_job(job["id"], "collected", f"from {choice.output_file}")
+        return None
+    if pending:
+        return _collect(digest, sources, options, store, report, out, pending[-1])
+    if choice.resume or choice.mode is False:
+        return None
+    planned = plan_calls(digest, sources, options, store, out)
+    if not planned or (choice.mode == "auto" and len(planned) < AUTO_MIN_CALLS):
+        return None
+    return _submit(digest, store, options.week, planned)
+
+
+def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall]) -> str:
+    client, signed = batch_client(digest), {"digest_week": week, "digest_plan": plan_hash(planned)}
+    adopted = client.find(signed)  # a run killed before it recorded its job
+    job_id, input_file = adopted or client.submit(requests_jsonl(planned), signed)
+    pause_at("batch-submitted")
+    store.add_batch_job(job_id, week, input_file, len(planned), signed["digest_plan"])
+    done = "found unrecorded, now recorded" if adopted else "submitted"
+    return f"{week}: {done}, {len(planned)} requests, job {job_id} (the next run collects it)"
+
+
+def _collect(digest: Digest, sources: Sequence[str], options: Options, store: Store,
+             report: RunReport, out: Path, job: Mapping[str, Any]) -> str | None:
+    client = batch_client(digest)
+    status = client.status(job["id"])
+    if status.status not in FINISHED:
+        return (f"{options.week}: Batch API job {job['id']} still running ({status.status}), "
+                f"{status.completed} of {status.total or job['requests']} done; nothing published")
+    planned = plan_calls(digest, sources, options, store, out)
+    if plan_hash(planned) != job["plan_hash"]:
+        logger.warning("the week changed since job %s was submitted: answers that still match "
+                       "a call are used, the rest is asked directly", job["id"])
+    lines = client.lines(status.output_file) + client.lines(status.error_file)
+    kept = _fill_cache(store, planned, lines, report, digest)
+    pause_at("batch-collected")
+    state = "failed" if status.status in FAILED else "collected"
+    outcome = f"{status.status}: {kept} of {job['requests']} answers kept"
+    store.finish_batch_job(job["id"], state, outcome)
+    if state == "failed":
+        note = (f"Batch API job {job['id']} {status.status}: {kept} of {job['requests']} answers "
+                "kept; the rest is asked directly (or summarised offline, per settings)")
+        logger.warning("%s", note)
+        report.errors.append(note)
+    return None
+
+
+def _fill_cache(store: Store, planned: list[PlannedCall], lines: Sequence[bytes | str],
+                report: RunReport, digest: Digest) -> int:
+    """Put every usable answer in the cache (unchecked: the run checks each hit); its tokens go
+    to the ledger at the batch rate. Returns how many answers were kept."""
+    by_key = {call.key: call for call in planned}
+    factor = batch_price_factor(digest.settings.file)
+    kept, cost, tokens, problems = 0, 0.0, 0, []
+    for item in read_output(lines):
+        if isinstance(item, str):
+            problems.append(item)
+        elif item.key in by_key:
+            kept += 1
+            cost += _remember(store, by_key[item.key], item, digest.settings.file, factor)
+            tokens += item.completion.prompt_tokens + item.completion.completion_tokens
+    report.batch = {"requests": len(planned), "answers": kept, "unusable": len(problems),
+                    "tokens": tokens, "cost_usd": round(cost, 6), "price_factor": factor,
+                    "problems": problems[:10]}
+    return kept
+
+
+def _remember(store: Store, call: PlannedCall, answer: Answer, config: Mapping[str, Any],
+              factor: float) -> float:
+    """Cache one answer and enter it in the ledger at the batch rate; returns its cost."""
+    done, digest_of = answer.completion, prompt_hash(call.request)
+    price = model_card(call.model, config).price
+    cost = factor * price.cost(done.prompt_tokens, done.cached_tokens,
+                               done.completion_tokens) if price else 0.0
+    params = {"max_tokens": call.request.max_tokens, "task": call.task,
+              "temperature": call.temperature}
+    store.cache_response(call.key, call.model, answer.data, prompt_hash=digest_of, params=params)
+    store.record_call(CallRecord(call.model, call.task, digest_of, call.key, done.prompt_tokens,
+                                 done.completion_tokens, done.cached_tokens, 0, 0, "ok (batch)",
+                                 cost))
+    return cost
+
+
+# Planning ------------------------------------------------------------------------------
+
+
+class PlanningBackend:
+    """A chat backend that records each first question and answers none (a cut-off answer,
+    so the runner falls back offline without counting a failure or opening its breaker)."""
+
+    name = "openai"
+
+    def __init__(self, real: ChatBackend) -> None:
+        self.name, self.model = real.name, real.model
+        self.temperature = getattr(real, "temperature", None)
+        self.requests: list[ChatRequest] = []
+        self._asked: set[str] = set()
+        self._lock = threading.Lock()
+
+    def complete(self, request: ChatRequest) -> Completion:
+        with self._lock:
+            if _prefix_key(request.messages[:-1]) not in self._asked:  # not a repair
+                self._asked.add(_prefix_key(request.messages))
+                self.requests.append(request)
+        return Completion("", 0, 0, finish_reason="length")
+
+    def close(self) -> None:
+        pass
+
+
+class _PlanStore:
+    """The store, read-only for what a plan would write (ledger, cache)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def record_call(self, record: CallRecord) -> None:
+        pass
+
+    def cache_response(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def plan_calls(digest: Digest, sources: Sequence[str], options: Options, store: Store,
+               out: Path) -> list[PlannedCall]:
+    """The first-wave calls a run of this week would make now (cache hits left out)."""
+    recorders: list[PlanningBackend] = []
+
+    def record(real: ChatBackend | None) -> ChatBackend | None:
+        if real is None:
+            return None
+        recorders.append(PlanningBackend(real))
+        return recorders[-1]
+
+    with _quiet("digest.llm"):  # the plan's unanswered calls are no failures to warn about
+        digest.build(sources, options, _PlanStore(store), RunReport(),  # type: ignore[arg-type]
+                     out=out, wrap_backend=record)
+    if not recorders:
+        return []
+    recorder = recorders[0]
+    model, temperature = recorder.model, recorder.temperature
+    planned = [PlannedCall(cache_key(model, r, temperature), r.schema_name, r, model, temperature)
+               for r in recorder.requests]
+    return sorted(planned, key=lambda call: call.key)
+
+
+@contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    log = logging.getLogger(name)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def plan_hash(planned: Sequence[PlannedCall]) -> str:
+    return hashlib.sha256("\n".join(call.key for call in planned).encode()).hexdigest()[:16]
+
+
+def _prefix_key(messages: Sequence[Mapping[str, str]]) -> str:
+    return hashlib.sha256(repr([sorted(m.items()) for m in messages]).encode()).hexdigest()
+
+
+# Settings -------------------------------------------------------------------------------
+
+
+def batch_client(digest: Digest) -> BatchClient:
+    from .llm.endpoint import make_client
+
+    s = digest.settings
+    settings = settings_from_env(s["model"], base_url=s["base_url"],
+                                 api_version=s.file.get("api_version"),
+                                 provider=s.file.get("provider"), timeout_s=float(s["timeout"]))
+    return BatchClient(make_client(settings), settings.api_key)
+
+
+def batch_price_factor(config: Mapping[str, Any]) -> float:
+    factor = config.get("batch_price_factor", BATCH_PRICE_FACTOR)
+    if not isinstance(factor, (int, float)) or not 0 <= factor <= 1:
+        raise ConfigError("batch_price_factor must be a number from 0 to 1 (0.5: half price)",
+                          setting="batch_price_factor")
+    return float(factor)
+
+
+def _file_lines(path: Path) -> list[bytes]:
+    try:
+        return path.read_bytes().splitlines()
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the batch output file ({error.strerror}); give "
+                          "the JSONL file vLLM's run_batch wrote", setting="batch_output"
+                          ) from None
+
+
+def plan_lines(llm: Mapping[str, Any], factor: float) -> str:
+    """``--dry-run --batch-api``: the direct estimate beside the Batch API one."""
+    plan = llm.get("plan") or []
+    first = [row for row in plan if row["task"] != "merge"]
+    direct = sum(row["cost_usd"] for row in plan)
+    batch = sum(row["cost_usd"] for row in first) * factor + (direct - sum(
+        row["cost_usd"] for row in first))
+    return (f"{'path':<10} {'requests':>8} {'USD':>9}\n"
+            f"{'direct':<10} {len(plan):>8} {direct:>9.4f}\n"
+            f"{'batch API':<10} {len(first):>8} {batch:>9.4f}  (+{len(plan) - len(first)} "
+            f"merge calls direct, at the list price)\n")
+

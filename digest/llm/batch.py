@@ -1,0 +1,196 @@
+"""The Batch API, as files: requests out as JSONL, answers back from the output file.
+
+A batch request is the body ``OpenAIChat`` would POST to ``/v1/chat/completions`` (the
+strictest structured output, ``json_schema``), with ``custom_id`` set to the call's cache
+key, so that an answer coming back hours later lands in the LLM cache exactly where the
+runner will look for it. Answers are stored *unvalidated*: the runner checks every cache
+hit with the call's own check before using it (``CallRunner._answer_from_cache``), so a
+batch answer passes exactly the validation a fresh one does.
+
+``BatchClient`` drives any server implementing OpenAI's Files and Batches endpoints
+(OpenAI, Azure OpenAI, a test fake); vLLM's ``run_batch`` writes the same output file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, LLMError, LLMUnavailable
+from ._ledger import prompt_hash as messages_hash
+from ._ledger import question_key
+from .answers import parse_json_answer
+from .base import AnswerUnreadable, ChatRequest, Completion
+from .faults import redact
+from .response import completion_from_body
+
+if TYPE_CHECKING:
+    import openai
+
+ENDPOINT = "/v1/chat/completions"
+BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the list price
+FINISHED = ("completed", "failed", "expired", "cancelled")
+FAILED = ("failed", "expired", "cancelled")
+NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One first-wave call of the run: its cache key and the request that asks it."""
+
+    key: str
+    task: str
+    request: ChatRequest
+    model: str
+    temperature: float | None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One line of an output file: the cache key, the parsed JSON, and what it cost."""
+
+    key: str
+    data: Any
+    completion: Completion
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    status: str
+    total: int
+    completed: int
+    failed: int
+    output_file: str | None
+    error_file: str | None
+
+
+def cache_key(model: str, request: ChatRequest, temperature: float | None) -> str:
+    """The runner's cache key for ``request`` (the task is its ``schema_name``): a batch
+    answer filed under it is a cache hit for the direct path."""
+    params = {"max_tokens": request.max_tokens, "task": request.schema_name,
+              "temperature": temperature}
+    return question_key(model, request.messages, params)
+
+
+def prompt_hash(request: ChatRequest) -> str:
+    return messages_hash(request.messages)
+
+
+def request_body(model: str, request: ChatRequest, temperature: float | None
+                 ) -> dict[str, Any]:
+    """What ``OpenAIChat`` sends for ``request`` at its strictest level (json_schema)."""
+    body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in request.messages],
+                            "max_tokens": request.max_tokens}
+    if temperature is not None:
+        body["temperature"] = temperature
+    if request.schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}
+    elif request.json_output:
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def requests_jsonl(calls: Iterable[PlannedCall]) -> bytes:
+    """The batch input file: one ``/v1/chat/completions`` request a line."""
+    lines = (json.dumps({"custom_id": call.key, "method": "POST", "url": ENDPOINT,
+                         "body": request_body(call.model, call.request, call.temperature)},
+                        ensure_ascii=False, sort_keys=True) for call in calls)
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def read_output(lines: Iterable[bytes | str]) -> Iterator[Answer | str]:
+    """Each line of an output (or error) file as an ``Answer``, or a one-line reason why
+    that request has no usable answer (the direct path then asks it again)."""
+    for number, line in enumerate(lines, start=1):
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        if text.strip():
+            yield _answer_of(text, number)
+
+
+def _answer_of(text: str, number: int) -> Answer | str:
+    try:
+        row = json.loads(text)
+    except ValueError:
+        return f"line {number}: not JSON"
+    if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+        return f"line {number}: no custom_id"
+    response: dict[str, Any] = row["response"] if isinstance(row.get("response"), dict) else {}
+    if row.get("error") or response.get("status_code") != 200:
+        return f"{row['custom_id'][:12]}: {_error_text(row, response)}"
+    try:
+        completion = completion_from_body(json.dumps(response.get("body")).encode())
+        if completion.finish_reason == "length":
+            return f"{row['custom_id'][:12]}: cut off at the output limit"
+        return Answer(row["custom_id"], parse_json_answer(completion.text), completion)
+    except (AnswerUnreadable, ValueError) as error:
+        return f"{row['custom_id'][:12]}: {str(error)[:120]}"
+
+
+def _error_text(row: Mapping[str, Any], response: Mapping[str, Any]) -> str:
+    error = row.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("code") or "error")[:120]
+    return f"HTTP {response.get('status_code')}"
+
+
+class BatchClient:
+    """Files and Batches through the official client (``digest.llm.endpoint.make_client``)."""
+
+    def __init__(self, client: openai.OpenAI, secret: str | None = None) -> None:
+        self._client = client
+        self._secret = secret  # masked in every message that quotes the server
+
+    def submit(self, jsonl: bytes, metadata: Mapping[str, str]) -> tuple[str, str]:
+        """Upload the requests and create the batch: (batch id, input file id)."""
+        uploaded = self._call(lambda: self._client.files.create(
+            file=("digest-batch.jsonl", jsonl, "application/jsonl"), purpose="batch"))
+        batch = self._call(lambda: self._client.batches.create(
+            input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h",
+            metadata=dict(metadata)))
+        return batch.id, uploaded.id
+
+    def find(self, metadata: Mapping[str, str]) -> tuple[str, str] | None:
+        """A job created earlier with this metadata, not failed: (id, input file) or None.
+
+        A run killed after the server created its job but before the store recorded it
+        adopts that job instead of paying for a second one."""
+        page = self._call(lambda: self._client.batches.list(limit=100))
+        for batch in page.data:
+            if (batch.status not in FAILED and batch.metadata
+                    and all(batch.metadata.get(k) == v for k, v in metadata.items())):
+                return batch.id, batch.input_file_id
+        return None
+
+    def status(self, job_id: str) -> JobStatus:
+        batch = self._call(lambda: self._client.batches.retrieve(job_id))
+        counts = batch.request_counts
+        return JobStatus(batch.status, counts.total if counts else 0,
+                         counts.completed if counts else 0, counts.failed if counts else 0,
+                         batch.output_file_id, batch.error_file_id)
+
+    def lines(self, file_id: str | None) -> list[bytes]:
+        if not file_id:
+            return []
+        return self._call(lambda: self._client.files.content(file_id)).content.splitlines()
+
+    def _call(self, action: Any) -> Any:
+        import openai
+
+        try:
+            return action()
+        except openai.APIStatusError as error:
+            if error.status_code in NO_SUCH_ENDPOINT:
+                raise ConfigError(
+                    f"Batch API: the server has no Files/Batches endpoints (HTTP "
+                    f"{error.status_code}); set batch_api to false, or run vLLM's run_batch on "
+                    "the requests and give its output with batch_output",
+                    setting="batch_api") from None
+            message = redact(str(error.message), self._secret)[:120]
+            raise LLMError(f"Batch API: HTTP {error.status_code} from the server ({message})"
+                           ) from None
+        except openai.APIError as error:
+            raise LLMUnavailable(f"Batch API: the server did not answer ({type(error).__name__})"
+                                 "; the next run tries again") from None

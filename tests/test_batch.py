@@ -1,0 +1,267 @@
+"""The Batch API path (digest.batchjobs, digest.llm.batch) against a fake Files + Batches server.
+
+Every run is a real `digest newsletter` (in this process, or a child killed with SIGKILL) on
+examples/ (30 papers, 5 themes: 6 first-wave calls). The issue made through the batch path
+must be byte for byte the one made through direct calls to the same fake answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
+from digest.llm.batch import read_output
+from digest.llm.catalog import model_card
+from tests.conftest import EXAMPLES
+from tests.fake_batch import FakeBatch
+from tests.opsrun import kill9, start_paused
+
+runner = CliRunner()
+WEEK = "2026-W47"
+FIRST_WAVE = 6  # 5 theme batches and the intro
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeBatch]:
+    with FakeBatch() as server:
+        yield server
+
+
+def args(fake: FakeBatch, home: Path, *extra: str) -> list[str]:
+    return ["newsletter", str(EXAMPLES), "--week", WEEK, "--backend", "openai",
+            "--model", "gpt-4o-mini", "--base-url", fake.url, "--out", str(home / "out"),
+            "--state", str(home / "state.sqlite"), *extra]
+
+
+def newsletter(fake: FakeBatch, home: Path, *extra: str) -> tuple[int, str]:
+    result = runner.invoke(app, args(fake, home, *extra))
+    return result.exit_code, result.output
+
+
+def issue(home: Path) -> Path:
+    return home / "out" / f"{WEEK}.md"
+
+
+def direct_issue(fake: FakeBatch, tmp_path: Path) -> bytes:
+    """The issue made by direct calls to the same fake, in a store of its own."""
+    code, output = newsletter(fake, tmp_path / "direct")
+    assert code == 0, output
+    return issue(tmp_path / "direct").read_bytes()
+
+
+_COST = re.compile(rb" \xc2\xb7 cost \$[0-9.]+\n$")
+
+
+def without_cost(issue_bytes: bytes) -> bytes:
+    """The issue with its footer's cost left out: answers bought through the Batch API cost
+    half, and the footer says what the issue's answers cost (see the completed-job test)."""
+    assert _COST.search(issue_bytes), issue_bytes[-200:]
+    return _COST.sub(b"\n", issue_bytes)
+
+
+def footer_cost(issue_bytes: bytes) -> float:
+    match = _COST.search(issue_bytes)
+    assert match
+    return float(match[0].split(b"$")[1])
+
+
+def ledger(home: Path) -> list[tuple[str, str, int, int, float]]:
+    with sqlite3.connect(home / "state.sqlite") as db:
+        return db.execute("SELECT task, outcome, prompt_tokens, completion_tokens, cost_usd "
+                          "FROM llm_calls ORDER BY id").fetchall()
+
+
+def submit_and_collect(fake: FakeBatch, home: Path, *extra: str) -> str:
+    code, output = newsletter(fake, home, "--batch-api", *extra)
+    assert code == 0 and f"submitted, {FIRST_WAVE} requests, job batch_" in output, output
+    assert not issue(home).exists()
+    for _ in range(5):  # validating, in_progress...: each run polls once
+        code, output = newsletter(fake, home, "--batch-api", *extra)
+        assert code == 0, output
+        if issue(home).exists():
+            return output
+        assert "still running" in output and "nothing published" in output
+    raise AssertionError("the job was never collected")
+
+
+def test_a_completed_job_makes_the_same_issue_as_direct_calls(fake, tmp_path):
+    home = tmp_path / "batch"
+    code, output = newsletter(fake, home, "--batch-api")
+    assert code == 0 and "submitted, 6 requests" in output
+    status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+    assert "batch jobs:   2026-W47 job batch_" in status and "6 requests" in status
+    data = json.loads(runner.invoke(app, ["status", "--state", str(home / "state.sqlite"),
+                                          "--json"]).output)
+    assert [(job["week"], job["requests"]) for job in data["batch_jobs"]] == [(WEEK, 6)]
+    code, output = newsletter(fake, home)  # the next cron tick, flag or not
+    assert code == 0 and "still running (in_progress), 1 of 6 done" in output
+    assert not issue(home).exists()
+    code, output = newsletter(fake, home, "--resume", "--report", str(tmp_path / "r.json"))
+    assert code == 0 and issue(home).exists(), output
+    assert fake.chat_requests == []  # every answer came from the batch
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["llm"]["cache_hits"] == FIRST_WAVE and report["batch"]["answers"] == FIRST_WAVE
+    direct = direct_issue(fake, tmp_path)
+    assert without_cost(issue(home).read_bytes()) == without_cost(direct)
+    assert 0 < footer_cost(issue(home).read_bytes()) < footer_cost(direct)  # the batch rate
+    status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+    assert "batch jobs:   none pending" in status
+
+
+def test_batch_tokens_are_priced_at_half_the_list_price(fake, tmp_path):
+    home = tmp_path / "batch"
+    submit_and_collect(fake, home)
+    rows = [row for row in ledger(home) if row[1] == "ok (batch)"]
+    price = model_card("gpt-4o-mini").price
+    assert price is not None and len(rows) == FIRST_WAVE
+    for _, _, prompt, output, cost in rows:
+        assert cost == pytest.approx(0.5 * price.cost(prompt, 0, output))
+        assert prompt > 0 and output > 0
+
+
+def test_planned_requests_are_keyed_like_the_runner_caches_them(fake, tmp_path):
+    home = tmp_path / "one"
+    assert newsletter(fake, home)[0] == 0  # direct: the runner fills the cache
+    with sqlite3.connect(home / "state.sqlite") as db:
+        keys = dict(db.execute("SELECT key, json_extract(params, '$.task') FROM llm_cache"))
+        db.execute("DELETE FROM llm_cache")
+    issue(home).unlink()
+    code, output = newsletter(fake, home, "--batch-api", "--include-published")
+    assert code == 0 and "submitted" in output, output
+    sent = [json.loads(line) for line in fake.files[fake.uploads[-1]].splitlines()]
+    assert {row["custom_id"] for row in sent} == {k for k, task in keys.items() if task != "merge"}
+    body = sent[0]["body"]
+    assert sent[0]["url"] == "/v1/chat/completions" and body["model"] == "gpt-4o-mini"
+    assert body["response_format"]["type"] == "json_schema" and body["temperature"] == 0.2
+
+
+def test_failed_lines_and_invalid_answers_are_asked_directly(tmp_path):
+    # line 0 fails on the server, line 1 is no JSON, line 2 is JSON that fails the check
+    with FakeBatch(fail={0}, answers={1: "not json", 2: '{"summary": ""}'}) as fake:
+        home = tmp_path / "batch"
+        submit_and_collect(fake, home, "--report", str(tmp_path / "r.json"))
+        assert len(fake.chat_requests) == 3  # the three asked again, nothing else
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert report["batch"]["answers"] == 4 and report["batch"]["unusable"] == 2
+        assert report["llm"]["cache_hits"] == 3 and not report["llm"]["degraded"]
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path):
+    with FakeBatch(statuses=("validating", "in_progress", "expired"), partial=2) as fake:
+        home = tmp_path / "batch"
+        submit_and_collect(fake, home, "--report", str(tmp_path / "r.json"))
+        assert len(fake.chat_requests) == FIRST_WAVE - 2
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert any("expired: 2 of 6 answers kept" in e for e in report["errors"])
+        with sqlite3.connect(home / "state.sqlite") as db:
+            assert db.execute("SELECT state FROM batch_jobs").fetchall() == [("failed",)]
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_a_failed_job_falls_back_to_direct_calls(tmp_path):
+    with FakeBatch(statuses=("validating", "failed")) as fake:
+        home = tmp_path / "batch"
+        output = submit_and_collect(fake, home)
+        assert len(fake.chat_requests) == FIRST_WAVE
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+        assert output.strip().endswith(f"{WEEK}.md")
+
+
+def test_a_run_killed_after_the_server_made_the_job_adopts_it(fake, tmp_path):
+    home = tmp_path / "batch"
+    killed = start_paused(tmp_path, "batch-submitted", *args(fake, home, "--batch-api"))
+    kill9(killed)
+    assert len(fake.jobs) == 1  # created on the server, unknown to the store
+    code, output = newsletter(fake, home, "--batch-api")
+    assert code == 0 and "found unrecorded, now recorded, 6 requests" in output, output
+    assert len(fake.jobs) == 1  # not paid for twice
+    submit_and_collect_rest(fake, home)
+    assert fake.chat_requests == []
+    assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def submit_and_collect_rest(fake: FakeBatch, home: Path) -> None:
+    for _ in range(5):
+        assert newsletter(fake, home)[0] == 0
+        if issue(home).exists():
+            return
+    raise AssertionError("never collected")
+
+
+def test_a_run_killed_while_collecting_is_finished_by_the_next(fake, tmp_path):
+    home = tmp_path / "batch"
+    assert "submitted" in newsletter(fake, home, "--batch-api")[1]
+    newsletter(fake, home)  # in_progress
+    killed = start_paused(tmp_path, "batch-collected", *args(fake, home))
+    kill9(killed)
+    assert not issue(home).exists()
+    code, output = newsletter(fake, home)
+    assert code == 0 and issue(home).exists(), output
+    assert fake.chat_requests == []
+    assert len([row for row in ledger(home) if row[1] == "ok (batch)"]) == FIRST_WAVE
+    assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_an_output_file_from_vllm_run_batch_is_read_with_batch_output(fake, tmp_path):
+    home = tmp_path / "batch"
+    assert "submitted" in newsletter(fake, home, "--batch-api")[1]
+    job = next(iter(fake.jobs.values()))
+    output_file = tmp_path / "vllm-output.jsonl"  # what run_batch writes for the same input
+    output_file.write_text("".join(json.dumps(fake._result(i, line)) + "\n"
+                                   for i, line in enumerate(job.lines)))
+    code, output = newsletter(fake, home, "--resume", "--batch-output", str(output_file))
+    assert code == 0 and issue(home).exists(), output
+    assert fake.chat_requests == [] and job.step == 0  # the server's job was never polled
+    assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_auto_stays_direct_for_a_small_week_and_a_bad_value_is_a_usage_error(fake, tmp_path):
+    config = tmp_path / "digest.toml"
+    config.write_text('batch_api = "auto"\n')
+    code, output = newsletter(fake, tmp_path / "small", "--config", str(config))
+    assert code == 0 and fake.jobs == {} and len(fake.chat_requests) == FIRST_WAVE
+    config.write_text('batch_api = "sometimes"\n')
+    code, output = newsletter(fake, tmp_path / "bad", "--config", str(config))
+    assert code == 2 and "batch_api" in output and "--batch-api" in output
+
+
+def test_dry_run_shows_the_direct_and_the_batch_estimate(fake, tmp_path):
+    code, output = newsletter(fake, tmp_path / "dry", "--batch-api", "--dry-run")
+    assert code == 0 and fake.jobs == {} and fake.chat_requests == []
+    direct = next(line for line in output.splitlines() if line.startswith("direct"))
+    batch = next(line for line in output.splitlines() if line.startswith("batch API"))
+    assert direct.split()[1] == "6" and batch.split()[2] == "6"
+    assert float(batch.split()[3]) == pytest.approx(float(direct.split()[2]) / 2, abs=1e-4)
+
+
+def test_output_lines_that_are_no_answer_say_why():
+    lines = [b"not json", b'{"no": "id"}',
+             json.dumps({"custom_id": "k1", "response": {"status_code": 200, "body": {
+                 "choices": [{"finish_reason": "length", "message": {"content": "{"}}]}}}),
+             json.dumps({"custom_id": "k2", "response": None,
+                         "error": {"code": "x", "message": "rate limited"}}), b""]
+    assert list(read_output(lines)) == ["line 1: not JSON", "line 2: no custom_id",
+                                        "k1: cut off at the output limit", "k2: rate limited"]
+
+
+
+def test_a_server_without_a_batch_api_is_one_clear_error(tmp_path):
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as plain:
+        result = runner.invoke(app, ["newsletter", str(EXAMPLES), "--week", WEEK, "--backend",
+                                     "openai", "--base-url", plain.url, "--batch-api",
+                                     "--out", str(tmp_path / "out"),
+                                     "--state", str(tmp_path / "state.sqlite")])
+        assert plain.chat_requests == []
+    assert result.exit_code == 2, result.output
+    assert "Batch API: the server has no Files/Batches endpoints" in result.output
+    assert "(set by --batch-api" in result.output and not (tmp_path / "out").exists()
