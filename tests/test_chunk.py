@@ -71,12 +71,12 @@ def test_input_budget_leaves_room_for_instructions_and_answer():
 
 
 def test_budget_from_config_and_model_card():
-    budget = budget_for("some-local-model", {"context_window": 32_000, "max_output_tokens": 1_024,
-                                             "batch_tokens": 6_000})
+    budget = budget_for({"context_window": 32_000, "max_output_tokens": 1_024,
+                         "batch_tokens": 6_000})
     assert (budget.context_window, budget.max_output_tokens, budget.batch_input_tokens) == (
         32_000, 1_024, 6_000)
 
 
 def test_output_limit_beyond_the_window_is_a_config_error():
     with pytest.raises(ConfigError, match="context window"):
-        budget_for("some-local-model", {"context_window": 1_000, "max_output_tokens": 2_000})
+        budget_for({"context_window": 1_000, "max_output_tokens": 2_000}, model="some-model")

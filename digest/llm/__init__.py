@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .base import (
@@ -27,12 +27,28 @@ from .base import (
     RequestRejected,
 )
 from .catalog import ModelCard, Price, model_card
-from .openai_chat import OpenAIChat
+
+if TYPE_CHECKING:
+    from .openai_chat import OpenAIChat
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIChat`` (and with it the openai client) loads when first asked for."""
+    if name == "OpenAIChat":
+        from .openai_chat import OpenAIChat
+        return OpenAIChat
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _openai_chat(settings: BackendSettings) -> ChatBackend:
+    from .openai_chat import OpenAIChat
+    return OpenAIChat(settings)
+
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
 BackendFactory = Callable[[BackendSettings], ChatBackend]
-BACKENDS: dict[str, BackendFactory | None] = {"openai": OpenAIChat, "offline": None}
+BACKENDS: dict[str, BackendFactory | None] = {"openai": _openai_chat, "offline": None}
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:

@@ -73,7 +73,7 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
     try:
         if backend is not None:
             limits = limits.priced(backend.model)
-        return LLMSetup(backend, budget_for(model, config), limits)
+        return LLMSetup(backend, budget_for(config, model_card(model, config), model), limits)
     except BaseException:
         if backend is not None:
             backend.close()
