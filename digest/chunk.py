@@ -26,8 +26,10 @@ class Budget:
     """Token limits of one call: the model's window and output limit, and our own caps."""
 
     context_window: int = 16_384
-    max_output_tokens: int = 2_048
-    batch_input_tokens: int = 8_000
+    # Our caps, for models whose card allows more: a theme of ~40 papers (~12k tokens, 40
+    # gists) is one call, with no merge call after it (the seed pages: 17 calls → 9).
+    max_output_tokens: int = 3_072
+    batch_input_tokens: int = 12_000
     prompt_overhead: int = 300  # the instructions around the papers (measured by the Summarizer)
 
     @property
