@@ -40,7 +40,7 @@ def load_config(path: Path | None) -> dict[str, Any]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"--config {path}: no such file") from None
+        raise ConfigError(f"config file {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     if "digest" in data:  # [[themes]], [limits] and [profile] beside a [digest] table

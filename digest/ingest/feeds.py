@@ -45,7 +45,7 @@ def parse_feed(text: str, source: str) -> Parsed:
                               fix="the file looks broken or truncated: download it again")
         if not feed.get("version"):
             raise SourceError(source, "XML, but not an RSS or Atom feed",
-                              fix="pass an arXiv API or listing feed, or use --format")
+                              fix="pass an arXiv API or listing feed, or set the format")
         parsed.warnings.append(describe(source, "the feed holds no entries"))
         return parsed
     for position, entry in enumerate(feed.entries, start=1):

@@ -97,8 +97,8 @@ class Renderer:
 
     def __init__(self, templates_dir: Path | None = None):
         if templates_dir is not None and not Path(templates_dir).is_dir():
-            raise ConfigError(f"--templates {templates_dir}: no such folder (it should hold "
-                              f"templates like those in {TEMPLATES_DIR})")
+            raise ConfigError(f"templates folder {templates_dir}: no such folder (it should hold "
+                              f"templates like those in {TEMPLATES_DIR})", setting="templates")
         search = [str(TEMPLATES_DIR)]
         if templates_dir is not None:
             search.insert(0, str(templates_dir))

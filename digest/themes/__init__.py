@@ -7,7 +7,10 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
    "method", "propose", "large", …) are never features on their own but may
    appear in a bigram with a strong word ("language models", "reward model").
 2. LSA: TruncatedSVD to min(50, papers / 6) dimensions (fewer papers, fewer
-   dimensions: more stable), rows normalized to unit length (cosine geometry).
+   dimensions: more stable), rows normalized to unit length (cosine geometry). Over
+   5,000 papers the axes are fitted on a fixed sample of 5,000 and every paper is
+   projected on them (on the arXiv 2,000, axes fitted on 500 or 1,000 of them cluster
+   as well as axes fitted on all).
 3. k-means: k is chosen among a window around a size-based target (3 × log10(n)
    themes: ~4 for 30 papers, 6-7 for 100-300, ~10 for 2,000, never over
    max_themes) as the k whose k-means restarts agree best, less a penalty for
