@@ -29,8 +29,10 @@ def median_seconds(command: Sequence[str], runs: int, env: dict[str, str],
     for _ in range(runs):
         with open(stdin or os.devnull, "rb") as given:
             started = time.perf_counter()
+            # outside the checkout: `python -c` imports from the working directory first,
+            # and PYTHONPATH must be able to point the benchmark at another copy of digest
             subprocess.run(command, stdin=given, stdout=subprocess.DEVNULL, env=env,
-                           check=True, timeout=120)
+                           check=True, timeout=120, cwd=env["DIGEST_HOME"])
             times.append(time.perf_counter() - started)
     return statistics.median(times)
 
