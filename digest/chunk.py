@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import ConfigError
-from .llm.catalog import model_card
 from .models import Batch, Paper, Theme
 
 # What one gist and one summary cost in output tokens (measured: ~35 and ~160; padded).
@@ -27,8 +26,10 @@ class Budget:
     """Token limits of one call: the model's window and output limit, and our own caps."""
 
     context_window: int = 16_384
-    max_output_tokens: int = 2_048
-    batch_input_tokens: int = 8_000
+    # Our caps, for models whose card allows more: a theme of ~40 papers (~12k tokens, 40
+    # gists) is one call, with no merge call after it (the seed pages: 17 calls → 9).
+    max_output_tokens: int = 3_072
+    batch_input_tokens: int = 12_000
     prompt_overhead: int = 300  # the instructions around the papers (measured by the Summarizer)
 
     @property
@@ -41,17 +42,31 @@ class Budget:
         return max(1, (self.max_output_tokens - SUMMARY_OUTPUT_TOKENS) // GIST_OUTPUT_TOKENS)
 
 
-def budget_for(model: str | None, config: Mapping[str, Any]) -> Budget:
-    """The budget for ``model``: its window and output limit (config [models."NAME"], else
-    the built-in card, else the config's top-level values), within our per-call caps."""
-    card = model_card(model, config)
-    context = card.context_window or config.get("context_window") or Budget.context_window
+class ModelLimits(Protocol):
+    """What the budget needs of a model's card (``digest.llm.catalog.ModelCard`` has it);
+    None where the card does not know."""
+
+    @property
+    def context_window(self) -> int | None: ...
+
+    @property
+    def max_output_tokens(self) -> int | None: ...
+
+
+def budget_for(config: Mapping[str, Any], card: ModelLimits | None = None,
+               model: str | None = None) -> Budget:
+    """The budget for a model: the window and output limit of its ``card`` (the caller looks
+    it up: config [models."NAME"], else the built-in card), else the config's top-level
+    values, within our per-call caps. ``model`` names it in errors."""
+    card_window = card.context_window if card else None
+    card_output = card.max_output_tokens if card else None
+    context = card_window or config.get("context_window") or Budget.context_window
     our_cap = config.get("max_output_tokens") or Budget.max_output_tokens
-    output = min(our_cap, card.max_output_tokens or our_cap)
+    output = min(our_cap, card_output or our_cap)
     batch = config.get("batch_tokens") or Budget.batch_input_tokens
     if output >= context:
         raise ConfigError(f"max_output_tokens ({output}) must be smaller than the context window "
-                          f"({context}) of {model}")
+                          f"({context}) of {model or 'the model'}")
     return Budget(context_window=context, max_output_tokens=output, batch_input_tokens=batch)
 
 

@@ -1,4 +1,8 @@
-"""Settings, resolved in one place: flag > environment > config file > default."""
+"""The config file read and its top-level keys checked (``load_config``); one setting resolved.
+
+Its tables (``[[themes]]``, ``[limits]``, ``[profile]``) are checked by the stages that read
+them (``digest.settings`` calls them), so that this module imports no stage.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .themes import parse_sections
+from .home import digest_home
+from .tables import check_kind
 
 # Config file keys (TOML, top level or under [digest]) and their types.
 CONFIG_KEYS: dict[str, type] = {
@@ -24,26 +29,21 @@ CONFIG_KEYS: dict[str, type] = {
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog
-KIND_NAMES = {str: "a string", int: "an integer", float: "a number"}
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION"}
-
-
-def digest_home() -> Path:
-    """Where digest keeps its state by default: $DIGEST_HOME, else the XDG data folder."""
-    if os.environ.get("DIGEST_HOME"):
-        return Path(os.environ["DIGEST_HOME"])
-    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data_home) / "digest"
+__all__ = ["CONFIG_KEYS", "ENV_KEYS", "MODEL_TABLES", "TABLES", "digest_home", "load_config",
+           "resolve"]
 
 
 def load_config(path: Path | None) -> dict[str, Any]:
+    """The config file's settings (a ``[digest]`` table is read as the top level) with its
+    tables as written: ``digest.settings.resolve_settings`` has each stage check its own."""
     if path is None:
         return {}
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"--config {path}: no such file") from None
+        raise ConfigError(f"config file {path}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     if "digest" in data:  # the tables ([limits], [prices."m"], …) beside a [digest] table
@@ -53,16 +53,8 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"{path}: unknown keys {', '.join(unknown)}; known keys are "
                           f"{', '.join(sorted(CONFIG_KEYS))}")
     for key, kind in CONFIG_KEYS.items():
-        if key in data and not isinstance(data[key], kind if kind is not float else (int, float)):
-            raise ConfigError(f"{path}: '{key}' must be {KIND_NAMES[kind]}")
-    if "themes" in data:
-        data["themes"] = parse_sections(data["themes"], str(path))
-    if "limits" in data:
-        from .ingest.limits import ingest_limits  # checked now; the run reads it again
-        ingest_limits(data, str(path))
-    if "profile" in data:
-        from .relevance import parse_profile  # library paths are relative to the config file
-        data["profile"] = parse_profile(data["profile"], Path(path))
+        if key in data:
+            check_kind(data[key], kind, f"{path}: '{key}'")
     return data
 
 

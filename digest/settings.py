@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .config import CONFIG_KEYS, ENV_KEYS, digest_home, load_config
+from .config import CONFIG_KEYS, ENV_KEYS, load_config
 from .errors import ConfigError
+from .home import digest_home
+from .ingest.limits import ingest_limits
 from .links import ARXIV_API
+from .relevance import parse_profile
+from .themes import parse_sections
 
 MASK = "********"
 
@@ -108,13 +112,28 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
     unknown = sorted(set(flags) - {setting.name for setting in all_settings()})
     if unknown:
         raise ConfigError(f"unknown settings {', '.join(unknown)}")
-    file = load_config(config_path)
+    file = checked_tables(load_config(config_path), config_path)
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for setting in all_settings():
         values[setting.name], origins[setting.name] = _resolve_one(
             setting, flags.get(setting.name), file, environ, config_path)
     return Settings(values, origins, file)
+
+
+def checked_tables(file: Mapping[str, Any], config_path: Path | None) -> dict[str, Any]:
+    """The config file with each table checked by the stage that reads it: ``[[themes]]``
+    becomes ``Section``s, ``[profile]`` a ``Profile`` (library paths relative to the file),
+    ``[limits]`` is checked and kept as written."""
+    checked = dict(file)
+    where = str(config_path)
+    if "themes" in file:
+        checked["themes"] = parse_sections(file["themes"], where)
+    if "limits" in file:
+        ingest_limits(file, where)
+    if "profile" in file:
+        checked["profile"] = parse_profile(file["profile"], Path(where))
+    return checked
 
 
 def setting_sources(name: str, flags: Mapping[str, str] | None = None) -> str:

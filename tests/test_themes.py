@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
-from digest.config import load_config
 from digest.dedup import deduplicate
 from digest.errors import ConfigError
 from digest.ingest import load_sources
 from digest.models import Paper, Sighting
+from digest.settings import resolve_settings
 from digest.themes import Section, assign_sections, group_papers, parse_sections
 from digest.themes._label import nameable, theme_title
 from tests.fixtures.themes.evalsets import agreement, assignment, seed_labels, seed_papers
@@ -164,10 +164,11 @@ def test_config_file_sections_are_parsed_and_checked(tmp_path: Path):
     config = tmp_path / "digest.toml"
     config.write_text('[digest]\nmax_themes = 4\n\n[[themes]]\ntitle = "Bees"\n'
                       'keywords = ["honey bee"]\ndescription = "hives"\n', encoding="utf-8")
-    assert load_config(config)["themes"] == (Section("Bees", ("honey bee",), "hives"),)
+    sections = resolve_settings(config_path=config).file["themes"]
+    assert sections == (Section("Bees", ("honey bee",), "hives"),)
     config.write_text('[[themes]]\ntitle = "Bees"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"digest\.toml: \[\[themes\]\] #1 .*keywords"):
-        load_config(config)
+        resolve_settings(config_path=config)
     with pytest.raises(ConfigError, match="unknown keys colour"):
         parse_sections([{"title": "Bees", "keywords": ["bee"], "colour": "red"}])
 

@@ -267,7 +267,8 @@ def _check_format(fmt: str | None) -> str | None:
         return None
     name = ALIASES.get(fmt.strip().lower(), fmt.strip().lower())
     if name not in PARSERS:
-        raise ConfigError(f"--format {fmt}: unknown format; use one of: {', '.join(FORMATS)}")
+        raise ConfigError(f"format {fmt}: unknown format; use one of: {', '.join(FORMATS)}",
+                          setting="format")
     return name
 
 

@@ -56,7 +56,7 @@ def parse_arxiv_listing(text: str, source: str) -> Parsed:
     entries = list(_entries(lines))
     if not entries:
         raise SourceError(source, "no arXiv listing entries ('\\\\' then 'arXiv:<id>' lines)",
-                          fix="pass the whole listing e-mail, or use --format")
+                          fix="pass the whole listing e-mail, or set the format")
     parsed = Parsed(fmt="arxiv-listing")
     replaced = 0
     for entry in entries:

@@ -73,7 +73,7 @@ def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = No
     if start is None:
         raise SourceError(source, "no date line (such as 'Mar 14') and no title followed by an "
                           "abstract, so this is not a Daily Papers page",
-                          fix="use --format to say what the file is")
+                          fix="set the format to say what the file is")
     parsed = Parsed(fmt="daily-papers")
     date_hint = date_hint or _date_in_name(source)
     published = _parse_date(paragraphs[start - 1][0], date_hint) if start else None

@@ -11,8 +11,6 @@ from __future__ import annotations
 import codecs
 import re
 
-from charset_normalizer import from_bytes
-
 from ..errors import SourceError
 
 __all__ = ["decode"]
@@ -95,6 +93,8 @@ def _strict(data: bytes, encoding: str, source: str) -> str:
 
 
 def _detect(data: bytes) -> str | None:
+    from charset_normalizer import from_bytes  # only for bytes that are not UTF-8
+
     matches = from_bytes(data)
     best = matches.best()
     if best is None:

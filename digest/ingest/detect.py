@@ -46,7 +46,7 @@ def detect_format(text: str, source: str, content_type: str | None = None) -> st
         return "daily-papers"
     found = f"it starts with {head[:40]!r}" if head else "it holds only whitespace"
     raise SourceError(source, f"cannot tell the format of this source ({found})",
-                      fix=f"force one with --format ({HINT})")
+                      fix=f"force one with the format setting ({HINT})")
 
 
 def _markup(head: str, source: str) -> str:

@@ -19,8 +19,6 @@ import xml.sax
 from collections.abc import Mapping
 from typing import Any
 
-import feedparser
-
 from ..errors import SourceError
 from ..models import Record, Sighting
 from ..normalize import arxiv_abs_url, clean_text, find_arxiv_id
@@ -34,6 +32,8 @@ _TITLE_SUFFIX = re.compile(r"\s*\((?P<id>arXiv:[^\s)]+)(?:\s+\[[^\]]*\])?(?:\s+\
 
 
 def parse_feed(text: str, source: str) -> Parsed:
+    import feedparser  # loaded when a feed is read, not when digest starts
+
     feed = feedparser.parse(io.BytesIO(text.encode("utf-8")),
                             response_headers={"content-type": "application/xml; charset=utf-8"},
                             resolve_relative_uris=False, sanitize_html=True)
@@ -45,7 +45,7 @@ def parse_feed(text: str, source: str) -> Parsed:
                               fix="the file looks broken or truncated: download it again")
         if not feed.get("version"):
             raise SourceError(source, "XML, but not an RSS or Atom feed",
-                              fix="pass an arXiv API or listing feed, or use --format")
+                              fix="pass an arXiv API or listing feed, or set the format")
         parsed.warnings.append(describe(source, "the feed holds no entries"))
         return parsed
     for position, entry in enumerate(feed.entries, start=1):

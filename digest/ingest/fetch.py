@@ -22,14 +22,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import httpx
-
-from ..config import digest_home
 from ..errors import SourceError
+from ..home import digest_home
 from .base import MAX_SOURCE_BYTES, describe
 from .http_cache import Entry, HttpCache
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("digest.ingest")
 
@@ -109,6 +111,8 @@ class Fetcher:
                  sleep: Callable[[float], None] = time.sleep,
                  now: Callable[[], float] = time.time,
                  deadline_s: float = 120.0, max_bytes: int = MAX_SOURCE_BYTES) -> None:
+        import httpx  # loaded when a URL is fetched, not when digest starts
+
         self.client = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
             max_redirects=5, headers={"User-Agent": USER_AGENT})
@@ -171,6 +175,8 @@ class Fetcher:
 
     def _get_once(self, url: str, shown: str, headers: dict[str, str],
                   cached: tuple[Entry, bytes] | None, limit: _Limit) -> Fetched:
+        import httpx
+
         self.limiter.wait(urlsplit(url).hostname or "")
         started = time.monotonic()
         left = max(limit.deadline - self.wall(), 0.001)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..tables import check_kind, check_table
 
 MIB = 2**20
 
@@ -42,18 +43,12 @@ SETTING = {field: f"[limits] {key}" for key, (field, _, _) in CONFIG_LIMITS.item
 
 def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLimits:
     """The limits from a loaded config (its ``limits`` table); defaults for what it omits."""
-    table = config.get("limits") or {}
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"{origin}: 'limits' must be a table ([limits])")
-    unknown = sorted(set(table) - set(CONFIG_LIMITS))
-    if unknown:
-        raise ConfigError(f"{origin}: unknown [limits] keys {', '.join(unknown)}; known keys "
-                          f"are {', '.join(CONFIG_LIMITS)}")
+    table = check_table(config.get("limits") or {}, CONFIG_LIMITS, f"{origin}: [limits]",
+                        example="[limits] then max_records_per_run = 50000")
     values: dict[str, Any] = {}
     for key, value in table.items():
         name, unit, kind = CONFIG_LIMITS[key]
-        if isinstance(value, bool) or not isinstance(value, kind if kind is int else (int, float)):
-            raise ConfigError(f"{origin}: [limits] {key} must be a {kind.__name__}")
+        check_kind(value, kind, f"{origin}: [limits] {key}")
         if value <= 0:
             raise ConfigError(f"{origin}: [limits] {key} must be more than 0")
         values[name] = value * unit

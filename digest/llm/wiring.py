@@ -79,7 +79,8 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
             price=model_card(model, config).price if model else None)
         # priced here, once, so that a missing price stops the run before any work
         limits = limits.priced(backend.model, getattr(backend, "price", None))
-        return LLMSetup(backend, budget_for(model, config), limits, settings.timeout_s)
+        return LLMSetup(backend, budget_for(config, model_card(model, config), model), limits,
+                        settings.timeout_s)
     except BaseException:
         backend.close()
         raise

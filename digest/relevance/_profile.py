@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..tables import check_table
 
 PROFILE_KEYS = ("library", "keywords", "exclude", "authors")
 _EXAMPLE = {
@@ -38,12 +38,8 @@ def parse_profile(table: Any, config_path: str | Path) -> Profile:
     the config file's folder after ``~`` is expanded. Raises ``ConfigError`` naming the
     file, the key and the fix."""
     where = f"{config_path}: [profile]"
-    if not isinstance(table, Mapping):
-        raise ConfigError(f"{where} must be a table, e.g. [profile] then {_EXAMPLE['keywords']}")
-    unknown = sorted(set(table) - set(PROFILE_KEYS))
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; "
-                          f"known keys are {', '.join(PROFILE_KEYS)}")
+    table = check_table(table, PROFILE_KEYS, where,
+                        example=f"[profile] then {_EXAMPLE['keywords']}")
     lists = {key: _strings(table.get(key, []), key, where) for key in PROFILE_KEYS}
     base = Path(config_path).expanduser().resolve().parent
     return Profile(library=tuple(_library_path(p, base) for p in lists["library"]),

@@ -71,16 +71,38 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+class _LastRendered:
+    """The last issue rendered, and as what: publishing renders the issue the pipeline has
+    just rendered (the same object, format, templates and history), which is then a look-up
+    instead of a second rendering. A rendering depends on nothing else."""
+
+    def __init__(self) -> None:
+        self.issue: Issue | None = None
+        self.key: tuple[object, ...] = ()
+        self.text = ""
+
+    def get(self, issue: Issue, key: tuple[object, ...]) -> str | None:
+        return self.text if issue is self.issue and key == self.key else None
+
+    def keep(self, issue: Issue, key: tuple[object, ...], text: str) -> str:
+        self.issue, self.key, self.text = issue, key, text
+        return text
+
+
+_LAST = _LastRendered()
+
+
 class Renderer:
     """Renders issues and archive pages with the shipped templates, or a user's first."""
 
     def __init__(self, templates_dir: Path | None = None):
         if templates_dir is not None and not Path(templates_dir).is_dir():
-            raise ConfigError(f"--templates {templates_dir}: no such folder (it should hold "
-                              f"templates like those in {TEMPLATES_DIR})")
+            raise ConfigError(f"templates folder {templates_dir}: no such folder (it should hold "
+                              f"templates like those in {TEMPLATES_DIR})", setting="templates")
         search = [str(TEMPLATES_DIR)]
         if templates_dir is not None:
             search.insert(0, str(templates_dir))
+        self._search = tuple(search)
         loader = jinja2.FileSystemLoader(search)
         self._envs = {kind: _environment(loader, kind) for kind in _FINALIZE}
 
@@ -89,7 +111,11 @@ class Renderer:
         """``issue`` as ``md``, ``html`` or ``txt``; rising themes judged against ``history``."""
         if fmt not in FORMATS:
             raise ConfigError(f"unknown output format {fmt!r}; choose from {', '.join(FORMATS)}")
-        return self.page(FORMATS[fmt], issue=issue_view(issue, history))
+        key = (fmt, self._search, tuple(history))
+        done = _LAST.get(issue, key)
+        if done is not None:
+            return done
+        return _LAST.keep(issue, key, self.page(FORMATS[fmt], issue=issue_view(issue, history)))
 
     def markdown(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
         return self.render(issue, "md", history=history)

@@ -7,7 +7,10 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
    "method", "propose", "large", …) are never features on their own but may
    appear in a bigram with a strong word ("language models", "reward model").
 2. LSA: TruncatedSVD to min(50, papers / 6) dimensions (fewer papers, fewer
-   dimensions: more stable), rows normalized to unit length (cosine geometry).
+   dimensions: more stable), rows normalized to unit length (cosine geometry). Over
+   5,000 papers the axes are fitted on a fixed sample of 5,000 and every paper is
+   projected on them (on the arXiv 2,000, axes fitted on 500 or 1,000 of them cluster
+   as well as axes fitted on all).
 3. k-means: k is chosen among a window around a size-based target (3 × log10(n)
    themes: ~4 for 30 papers, 6-7 for 100-300, ~10 for 2,000, never over
    max_themes) as the k whose k-means restarts agree best, less a penalty for
@@ -31,24 +34,29 @@ ordered :class:`Theme` values, so backends only have to decide who goes with who
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
 from ..models import Paper, Theme
-from ._build import OTHER, OTHER_TITLE, themes_from_labels
-from ._cluster import TfidfThemes, unique_by_id
-from ._embeddings import (
-    CachedEmbedder,
-    Embedder,
-    EmbeddingThemes,
-    OpenAIEmbedder,
-    make_theme_backend,
-)
 from ._sections import NO_SECTION, Section, assign_sections, parse_sections, section_themes
-from ._text import tokenize
+
+if TYPE_CHECKING:
+    from ..state import Store
+    from ._build import OTHER, OTHER_TITLE, themes_from_labels
+    from ._cluster import TfidfThemes
+    from ._embeddings import CachedEmbedder, Embedder, EmbeddingThemes, OpenAIEmbedder
+    from ._text import tokenize
+
+# numpy, scipy, sklearn and openai load when a name that needs them is first used, not when
+# the package is imported: ``import digest.cli`` stays light (tests/test_imports.py).
+_LAZY = {"OTHER": "_build", "OTHER_TITLE": "_build", "themes_from_labels": "_build",
+         "TfidfThemes": "_cluster", "tokenize": "_text", "CachedEmbedder": "_embeddings",
+         "Embedder": "_embeddings", "EmbeddingThemes": "_embeddings",
+         "OpenAIEmbedder": "_embeddings"}
 
 __all__ = [
     "OTHER", "OTHER_TITLE", "CachedEmbedder", "Embedder", "EmbeddingThemes", "OpenAIEmbedder",
@@ -59,13 +67,25 @@ __all__ = [
 log = logging.getLogger("digest.themes")
 
 
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
+
 class ThemeBackend(Protocol):
     """Anything that can group papers into themes (same contract as :func:`group_papers`)."""
 
     def group(self, papers: Sequence[Paper], *, max_themes: int, seed: int) -> list[Theme]: ...
 
 
-DEFAULT_BACKEND: ThemeBackend = TfidfThemes()
+def make_theme_backend(name: str, store: Store, **options: Any) -> ThemeBackend | None:
+    """The backend the ``theme_backend`` setting names; None is the default offline TF-IDF
+    one (and loads no model client)."""
+    if name == "tfidf":
+        return None
+    from ._embeddings import make_theme_backend as embeddings_backend
+    return embeddings_backend(name, store, **options)
 
 
 def group_papers(papers: Sequence[Paper], *, max_themes: int = 10, seed: int = 0,
@@ -80,7 +100,9 @@ def group_papers(papers: Sequence[Paper], *, max_themes: int = 10, seed: int = 0
     input gives the same themes. No papers, no themes. ``backend`` clusters (default: the
     offline TF-IDF one; :class:`EmbeddingThemes` for embeddings).
     """
-    backend = backend or DEFAULT_BACKEND
+    from ._cluster import TfidfThemes, unique_by_id
+
+    backend = backend or TfidfThemes()
     if max_themes < 1:
         raise ConfigError(f"max_themes must be at least 1, not {max_themes}")
     if sections:

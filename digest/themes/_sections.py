@@ -14,18 +14,16 @@ the same terms the clustering uses), when that similarity reaches the section's
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.preprocessing import normalize
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..models import Paper, Theme
-from ._build import TOP_TITLES
-from ._text import paper_text, tokenize
+from ..tables import check_table
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_THRESHOLD = 0.1
 NO_SECTION = -1
@@ -57,12 +55,8 @@ def parse_sections(value: Any, where: str = "config") -> tuple[Section, ...]:
 
 
 def _parse_section(entry: Any, where: str) -> Section:
-    if not isinstance(entry, Mapping):
-        raise ConfigError(f"{where} must be a table with 'title' and 'keywords'")
-    unknown = sorted(set(entry) - {"title", "keywords", "description", "threshold"})
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {', '.join(unknown)}; known keys are "
-                          "title, keywords, description, threshold")
+    entry = check_table(entry, ("title", "keywords", "description", "threshold"), where,
+                        example='title = "Bees" and keywords = ["honey bee"]')
     title, keywords = entry.get("title"), entry.get("keywords", [])
     description, threshold = entry.get("description", ""), entry.get("threshold", DEFAULT_THRESHOLD)
     if not isinstance(title, str) or not title.strip():
@@ -82,6 +76,12 @@ def assign_sections(papers: Sequence[Paper], sections: Sequence[Section], *,
                     everyone: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Each paper's section index (``NO_SECTION`` when none is similar enough, unless
     ``everyone``) and its similarity to that section."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    from ._text import paper_text, tokenize
+
     nothing = np.full(len(papers), NO_SECTION, dtype=int), np.zeros(len(papers))
     if not papers or not sections:
         return nothing
@@ -125,6 +125,10 @@ def _log_empty_sections(papers: Sequence[Paper], sections: Sequence[Section],
 def section_themes(papers: Sequence[Paper], sections: Sequence[Section], placed: np.ndarray,
                    score: np.ndarray) -> list[Theme]:
     """One theme per section that got papers, in config order; papers most similar first."""
+    import numpy as np
+
+    from ._build import TOP_TITLES
+
     themes = []
     for index, section in enumerate(sections):
         members = sorted(np.flatnonzero(placed == index).tolist(),

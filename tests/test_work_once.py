@@ -1,0 +1,65 @@
+"""Work done once (issue 15 point 2): the issue `digest newsletter` writes is rendered once,
+though the pipeline renders it and publishing writes it (with the same earlier issues)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import jinja2
+import pytest
+
+import digest
+from digest.report import RunReport
+
+from .render_samples import earlier_issue
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def renderings(monkeypatch) -> Counter:
+    """How often each template is rendered: a spy on jinja2 (it still renders)."""
+    counts: Counter = Counter()
+    render = jinja2.Template.render
+
+    def counted(self, *args, **kwargs):
+        counts[self.name] += 1
+        return render(self, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Template, "render", counted)
+    return counts
+
+
+def test_the_newsletter_renders_its_issue_once(tmp_path, renderings):
+    from digest.outputs import publish
+
+    out = tmp_path / "out"
+    out.mkdir()
+    publish(earlier_issue("2026-W46"), out, formats=["md"])  # rising themes need a history
+    renderings.clear()
+    run = digest.Digest(digest.resolve_settings({"backend": "offline"}))
+    with digest.Store(tmp_path / "state.sqlite") as store:
+        built = run.build([str(ROOT / "examples")], run.options("2026-W47"), store, out=out)
+        path = digest.write_issue(built, out, store, RunReport())
+    assert path.read_text(encoding="utf-8") == built.markdown
+    assert "Rising themes" in built.markdown
+    assert renderings["issue.md.j2"] == 1
+
+
+def test_another_history_is_rendered_again(tmp_path, renderings):
+    """Built without the output folder (no rising themes), the issue is rendered afresh when
+    published there: the file is never the stale rendering."""
+    from digest.outputs import publish
+
+    out = tmp_path / "out"
+    out.mkdir()
+    publish(earlier_issue("2026-W46"), out, formats=["md"])
+    renderings.clear()
+    run = digest.Digest(digest.resolve_settings({"backend": "offline"}))
+    with digest.Store(tmp_path / "state.sqlite") as store:
+        built = run.build([str(ROOT / "examples")], run.options("2026-W47"), store)
+        path = digest.write_issue(built, out, store, RunReport())
+    assert "Rising themes" not in built.markdown
+    assert "Rising themes" in path.read_text(encoding="utf-8")
+    assert renderings["issue.md.j2"] == 2
