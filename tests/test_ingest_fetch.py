@@ -14,7 +14,8 @@ import pytest
 
 from digest.errors import SourceError
 from digest.ingest import load_sources
-from digest.ingest.fetch import USER_AGENT, Fetcher, RateLimiter, redact
+from digest.ingest.fetch import USER_AGENT, Fetcher, RateLimiter
+from digest.redaction import url_for_logs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 FEED = (FIXTURES / "arxiv_listing.rss").read_bytes()
@@ -238,9 +239,9 @@ def test_the_rate_limiter_with_a_fake_clock(fake_time):
 
 
 def test_redact_hides_credentials_and_keys():
-    assert redact("https://user:pw@example.org/a?token=abc&q=1") == \
+    assert url_for_logs("https://user:pw@example.org/a?token=abc&q=1") == \
         "https://example.org/a?token=***&q=1"
-    assert redact("https://export.arxiv.org/api/query?search_query=cat:cs.CL") == \
+    assert url_for_logs("https://export.arxiv.org/api/query?search_query=cat:cs.CL") == \
         "https://export.arxiv.org/api/query?search_query=cat:cs.CL"
 
 

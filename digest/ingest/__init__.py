@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, SourceError
 from ..models import Record
+from ..redaction import url_for_logs
 from .arxiv_listing import parse_arxiv_listing
 from .base import Parsed, capped
 from .csvfmt import parse_csv
@@ -33,7 +34,7 @@ from .daily_papers import parse_daily_papers
 from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
-from .fetch import Fetcher, amount, is_url, redact
+from .fetch import Fetcher, amount, is_url
 from .limits import SETTING, IngestLimits, ingest_limits, record_cap
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .plausible import NotAListing, screen
@@ -136,7 +137,7 @@ def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _La
         return [error]
     except Exception as exc:  # a parser bug must not cost the other sources
         logger.debug("%s: unexpected error", name, exc_info=True)
-        unexpected = SourceError(redact(name) if is_url(name) else name,
+        unexpected = SourceError(url_for_logs(name) if is_url(name) else name,
                                  f"could not be read: unexpected {type(exc).__name__} "
                                  f"({str(exc)[:200]})",
                                  fix="please report this, with the file, as a digest bug")

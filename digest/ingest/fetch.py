@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..errors import SourceError
 from ..home import digest_home
+from ..redaction import url_for_logs
 from .base import MAX_SOURCE_BYTES, describe
 from .http_cache import Entry, HttpCache
 
@@ -44,16 +45,6 @@ _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORE
 
 def is_url(source: str) -> bool:
     return source.lower().startswith(("http://", "https://"))
-
-
-def redact(url: str) -> str:
-    """The URL without user:password@ and with secret-looking query values masked."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    query = urlencode([(k, "***" if _SECRET_PARAM.search(k) else v)
-                       for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*:/")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 @dataclass(frozen=True)
@@ -135,7 +126,7 @@ class Fetcher:
 
     def fetch(self, url: str, *, max_bytes: int | None = None) -> Fetched:
         """The body of ``url``, at most ``max_bytes`` (default: the fetcher's own cap)."""
-        shown = redact(url)
+        shown = url_for_logs(url)
         cached = self.cache.lookup(url)
         if cached and self.cache.is_fresh(cached[0]):
             logger.info("%s: fresh in the cache, not requested", shown)

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SourceError
+from ..redaction import url_for_logs
 from .base import MAX_SOURCE_BYTES
-from .fetch import Fetcher, amount, is_url, redact
+from .fetch import Fetcher, amount, is_url
 
 logger = logging.getLogger("digest.ingest")
 
@@ -62,7 +63,7 @@ def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]
         return Raw(STDIN, read_stdin(stdin, max_bytes))
     if is_url(name):
         fetched = fetcher().fetch(name, max_bytes=max_bytes)
-        return Raw(redact(name), fetched.data, fetched.content_type, fetched.warning)
+        return Raw(url_for_logs(name), fetched.data, fetched.content_type, fetched.warning)
     return Raw(name, _read_file(Path(name), name, max_bytes))
 
 

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import LLMError
+from ..redaction import mask_secret
 from ..textsafety import clean_untrusted
 from .answers import parse_json_answer
 from .base import Completion, Message
@@ -108,6 +109,5 @@ def log_rejected(call: Call, completion: Completion | None, problems: tuple[str,
 
 def shown_answer(text: str, limit: int = LOGGED_ANSWER_CHARS) -> str:
     """A model's answer as a log shows it: secrets masked, cleaned, cut to ``limit``."""
-    from .faults import redact  # imports openai: only when a log shows an answer
-    text = clean_untrusted(redact(text[:limit * 4], os.environ.get("OPENAI_API_KEY")))
+    text = clean_untrusted(mask_secret(text[:limit * 4], os.environ.get("OPENAI_API_KEY")))
     return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LLMError, LLMUnavailable
+from ..redaction import mask_secret
 from ._ledger import prompt_hash as messages_hash
 from ._ledger import question_key
 from .answers import parse_json_answer
 from .base import AnswerUnreadable, ChatRequest, Completion
-from .faults import redact
 from .response import completion_from_body
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ class BatchClient:
                     f"{error.status_code}); set batch_api to false, or run vLLM's run_batch on "
                     "the requests and give its output with batch_output",
                     setting="batch_api") from None
-            message = redact(str(error.message), self._secret)[:120]
+            message = mask_secret(str(error.message), self._secret)[:120]
             raise LLMError(f"Batch API: HTTP {error.status_code} from the server ({message})"
                            ) from None
         except openai.APIError as error:

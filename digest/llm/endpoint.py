@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from ..links import is_web_url
+from ..redaction import mask_secret
 from .base import BackendSettings
-from .faults import redact
 
 if TYPE_CHECKING:
     import openai
@@ -65,7 +65,7 @@ def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
         return None
     usable = is_web_url(url)
     if not usable:
-        raise ConfigError(f"base URL {redact(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
+        raise ConfigError(f"base URL {mask_secret(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
                           "base_url in the config) is not an http(s) URL with a host; give "
                           "the server's address, e.g. http://localhost:11434/v1, or leave it "
                           "unset for OpenAI")

@@ -129,10 +129,3 @@ def _short(message: str, limit: int = 200) -> str:
     """The server's own words, cleaned (they reach logs and the run report) and cut short."""
     message = clean_untrusted(str(message)[:limit * 4])
     return message if len(message) <= limit else message[:limit - 1] + "…"
-
-
-def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of the secret masked."""
-    if secret and len(secret) >= 4:
-        return text.replace(secret, "***")
-    return text

@@ -24,6 +24,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from tenacity.stop import stop_base
 
 from ..errors import ConfigError, LLMError
+from ..redaction import mask_secret
 from .base import (
     BackendSettings,
     ChatRequest,
@@ -32,7 +33,7 @@ from .base import (
     with_retries,
 )
 from .endpoint import make_client
-from .faults import as_digest_error, backoff_wait, describe, is_retryable, redact
+from .faults import as_digest_error, backoff_wait, describe, is_retryable
 from .response import BodyTooSlow, completion_from_body, read_body
 
 logger = logging.getLogger("digest.llm")
@@ -208,7 +209,7 @@ class OpenAIChat:
 
     def _as_error(self, error: openai.APIError, attempts: int) -> LLMError:
         mapped = as_digest_error(error, self._settings, attempts)
-        message = redact(str(mapped), self._settings.api_key)
+        message = mask_secret(str(mapped), self._settings.api_key)
         return type(mapped)(message)
 
 

@@ -123,10 +123,11 @@ class OpenAIEmbeddings:
         return min(self._settings.timeout_s, left)
 
     def _as_error(self, error: Any, attempts: int) -> LLMError:
-        from .faults import as_digest_error, redact
+        from ..redaction import mask_secret
+        from .faults import as_digest_error
 
         mapped = as_digest_error(error, self._settings, attempts)
-        return type(mapped)("embeddings: " + redact(str(mapped), self._settings.api_key))
+        return type(mapped)("embeddings: " + mask_secret(str(mapped), self._settings.api_key))
 
 
 def _vectors(response: Any, count: int) -> list[list[float]]:
