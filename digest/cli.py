@@ -107,7 +107,8 @@ BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
     "\\[env OPENAI_BASE_URL].")]
 Timeout = Annotated[float | None, typer.Option(
-    "--timeout", min=0.1, help="Seconds one LLM request may take \\[default: 60].")]
+    "--timeout", min=0.1, help="Most seconds one LLM request may take \\[default: fitted to the "
+    "server's speed].")]
 Concurrency = Annotated[int | None, typer.Option(
     "--concurrency", min=1, max=64, help="LLM calls in parallel \\[default: 4].")]
 MaxCost = Annotated[float | None, typer.Option(

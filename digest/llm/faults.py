@@ -108,18 +108,22 @@ def timed_out(where: str, cut: Limit, attempts: int) -> LLMUnavailable:
     tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if cut.source == DEADLINE:
         return DeadlineReached(f"{where}: the run's LLM deadline cut this call after "
-                               f"{cut.seconds:.0f} s ({tries}); the rest is summarised offline",
+                               f"{_secs(cut.seconds)} ({tries}); the rest is summarised offline",
                                setting="deadline")
     if cut.source == FITTED:
-        return LLMUnavailable(f"{where} did not answer within {cut.seconds:.0f} s, the limit "
+        return LLMUnavailable(f"{where} did not answer within {_secs(cut.seconds)}, the limit "
                               f"fitted to its speed so far ({cut.tokens_per_s:.0f} tokens/s) "
                               f"({tries}); set timeout to allow longer", setting="timeout")
     if cut.source == FIRST_CALL:
-        return LLMUnavailable(f"{where} did not answer within {cut.seconds:.0f} s, the limit "
+        return LLMUnavailable(f"{where} did not answer within {_secs(cut.seconds)}, the limit "
                               f"of a first request before its speed is known ({tries}); set "
                               "timeout to allow longer", setting="timeout")
     return LLMUnavailable(f"{where} did not answer within {cut.seconds:g} s, the timeout "
                           f"setting ({tries}); raise it for slow local models", setting="timeout")
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def _status_error(error: openai.APIStatusError, where: str, settings: BackendSettings,

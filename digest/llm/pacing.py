@@ -16,7 +16,7 @@ import ipaddress
 import itertools
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -66,9 +66,13 @@ def request_tokens(messages: Sequence[Mapping[str, str]], max_tokens: int) -> in
 class Pacing:
     """The time limits of one run's requests to one server. Thread-safe."""
 
-    def __init__(self, user_timeout_s: float | None, *, local: bool) -> None:
+    def __init__(self, user_timeout_s: float | None, *, local: bool,
+                 first_s: float | None = None, floor_s: float = FLOOR_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.user_timeout_s = user_timeout_s
-        self.first_s = FIRST_LOCAL_S if local else FIRST_REMOTE_S
+        self.first_s = first_s or (FIRST_LOCAL_S if local else FIRST_REMOTE_S)
+        self.floor_s = floor_s
+        self._clock = clock
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._out: dict[int, int] = {}  # requests out now: their estimated tokens
@@ -82,7 +86,7 @@ class Pacing:
             ahead = sum(self._out.values())
             ticket = next(self._ids)
             if not self._out:
-                self._busy_since = time.monotonic()
+                self._busy_since = self._clock()
             self._out[ticket] = tokens
             return ticket, self._limit(ahead + tokens)
 
@@ -92,7 +96,7 @@ class Pacing:
             self._out.pop(ticket, None)
             self._tokens_done += tokens_answered or 0
             if not self._out and self._busy_since is not None:
-                self._busy_s += time.monotonic() - self._busy_since
+                self._busy_s += self._clock() - self._busy_since
                 self._busy_since = None
 
     def tokens_per_s(self) -> float | None:
@@ -100,7 +104,7 @@ class Pacing:
             return self._rate()
 
     def _rate(self) -> float | None:
-        busy = self._busy_s + (time.monotonic() - self._busy_since if self._busy_since else 0.0)
+        busy = self._busy_s + (self._clock() - self._busy_since if self._busy_since else 0.0)
         if not self._tokens_done or busy <= 0:
             return None
         return self._tokens_done / busy
@@ -110,5 +114,5 @@ class Pacing:
         if rate is None:
             limit = Limit(self.first_s, FIRST_CALL)
         else:
-            limit = Limit(FLOOR_S + MARGIN * tokens / rate, FITTED, rate)
+            limit = Limit(self.floor_s + MARGIN * tokens / rate, FITTED, rate)
         return limit.bounded(self.user_timeout_s, USER_TIMEOUT)

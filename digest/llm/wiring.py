@@ -18,7 +18,6 @@ from ..errors import LLMUnavailable
 from . import ChatBackend, make_backend, model_card, settings_from_env
 from .runner import RunLimits
 
-DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_DEADLINE_S = 900.0
 
 
@@ -60,7 +59,7 @@ def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
         base_url=resolve("base_url", choices.base_url, config),
         api_version=resolve("api_version", None, config),
         provider=resolve("provider", None, config),
-        timeout_s=float(resolve("timeout", choices.timeout, config, DEFAULT_TIMEOUT_S)))
+        timeout_s=_seconds(resolve("timeout", choices.timeout, config)))
     backend = make_backend(resolve("backend", choices.backend, config, "auto"), settings)
     model = backend.model if backend is not None else None
     limits = RunLimits(
@@ -112,6 +111,11 @@ def degraded_error(llm: Mapping[str, Any]) -> LLMUnavailable | None:
     why = f" ({llm['stopped']})" if llm.get("stopped") else ""
     return LLMUnavailable(f"the LLM stage was degraded{why}; {which}. Nothing was written: "
                           "run again later (answers already received are cached)")
+
+
+def _seconds(value: Any) -> float | None:
+    """The ``timeout`` setting: None (not set) lets each request's limit fit the server."""
+    return None if value is None else float(value)
 
 
 def _cut(text: str, width: int) -> str:
