@@ -19,12 +19,12 @@ CONFIG_KEYS: dict[str, type] = {
     "api_version": str, "provider": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
     "theme_backend": str, "embedding_model": str, "max_papers": int, "resolve_ids": bool,
-    "arxiv_api": str,
+    "arxiv_api": str, "model_label": str,
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 KIND_NAMES = {str: "a string", int: "an integer", float: "a number"}
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
-            "api_version": "OPENAI_API_VERSION"}
+            "api_version": "OPENAI_API_VERSION", "model_label": "DIGEST_MODEL_LABEL"}
 
 
 def digest_home() -> Path:

@@ -44,6 +44,7 @@ def _defaults() -> dict[str, Any]:
 _NOTES = {
     "model": "the backend's default model when not set",
     "timeout": "fitted to the server's speed when not set",
+    "model_label": "the model id (a file path: its file name) when not set",
     "context_window": "from the model's card when not set",
     "max_output_tokens": "from the model's card when not set",
     "batch_tokens": "from the context window when not set",
@@ -181,6 +182,7 @@ STARTER = '''\
 # backend = "auto"            # auto, openai or offline (auto: openai when OPENAI_API_KEY or
 #                             # OPENAI_BASE_URL is set)
 # model = "gpt-4o-mini"       # [env DIGEST_MODEL]
+# model_label = "SmolLM2 135M"  # the model's name in the issue [env DIGEST_MODEL_LABEL]
 # base_url = "http://localhost:11434/v1"   # an OpenAI-compatible server [env OPENAI_BASE_URL]
 # out = "outputs"             # the output folder of `digest newsletter`
 # state = "~/.local/share/digest/state.sqlite"   # the state store [env DIGEST_STATE]
