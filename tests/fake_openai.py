@@ -420,8 +420,11 @@ def made_up_papers(n: int, *, topic_index: int = 0, start: int = 0) -> list[Any]
 LLAMA_CPP_PYTHON_REFUSAL = ("[{'type': 'literal_error', 'loc': ('body', 'response_format', "
                             "'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
                             "'input': 'json_schema'}]")
-# LM Studio takes json_schema and text only.
+# LM Studio takes json_schema and text only; its error is a bare string (lmstudio-bug-tracker#189).
 LM_STUDIO_REFUSAL = "'response_format.type' must be 'json_schema' or 'text'"
+# llama-server builds before json_schema support (llama.cpp PR 9527), HTTP 500.
+OLD_LLAMA_SERVER_REFUSAL = ('response_format type must be one of "text" or "json_object", but '
+                            "got: json_schema")
 # A server that validates json_object strictly (OpenAI-like): no extra keys.
 STRICT_OBJECT_REFUSAL = ("Invalid parameter: 'response_format.schema' is not allowed when "
                          "type is 'json_object'")
@@ -440,14 +443,17 @@ def server_like(kind: str, *, answer_delay_s: float = 0.0) -> Callable[[dict[str
 
     ``llama-cpp-python``: json_schema → 500 naming ``response_format.type``; json_object with
     or without a schema is answered. ``llama-server``, ``ollama``, ``vllm``: every format is
-    answered. ``lm-studio``: json_object → 400. ``strict-object``: json_object with a schema →
+    answered. ``lm-studio``: json_object → 400. ``old-llama-server``: json_schema → 500
+    naming ``response_format``. ``strict-object``: json_object with a schema →
     400. ``opaque-500``: json_schema → a bare 500 that names nothing (a crash)."""
     def respond(body: dict[str, Any]) -> Reply | None:
         fmt, with_schema = _format_of(body)
         if kind == "llama-cpp-python" and fmt == "json_schema":
             return Reply.fail(500, LLAMA_CPP_PYTHON_REFUSAL)
         if kind == "lm-studio" and fmt == "json_object":
-            return Reply.fail(400, LM_STUDIO_REFUSAL)
+            return Reply(status=400, body=json.dumps({"error": LM_STUDIO_REFUSAL}).encode())
+        if kind == "old-llama-server" and fmt == "json_schema":
+            return Reply.fail(500, OLD_LLAMA_SERVER_REFUSAL)
         if kind == "strict-object" and fmt == "json_object" and with_schema:
             return Reply.fail(400, STRICT_OBJECT_REFUSAL)
         if kind == "opaque-500" and fmt == "json_schema":
