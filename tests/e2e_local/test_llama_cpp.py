@@ -77,6 +77,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+            server.wait(timeout=30)
         log.close()
 
 
@@ -108,6 +109,7 @@ def _digest(tmp_path: Path, command: str, base_url: str, model: str, *extra: str
          "--config", str(config), "--max-papers", MAX_PAPERS, "--report", str(report), "-v",
          *extra], capture_output=True, text=True, timeout=RUN_S, env=env)
     wall = time.monotonic() - started
+    (RESULTS.parent / f"e2e-local-{tmp_path.name}.log").write_text(result.stderr)
     assert result.returncode == 0, result.stderr[-3000:]
     return result, json.loads(report.read_text(encoding="utf-8")), wall
 
@@ -171,7 +173,8 @@ def test_summarize_at_concurrency_4_steps_down_at_once_with_the_schema(llama_ser
     assert "using json_object with the schema from now on" in result.stderr
     limits = [int(m[4]) for m in LIMIT_LINE.finditer(result.stderr)]
     assert limits[0] == 600  # no speed known yet: the generous first limit of a local server
-    assert any(limit < 600 for limit in limits[4:])  # then fitted to the measured speed
+    # once an answer came, limits are fitted to the measured speed (and the queue ahead)
+    assert any(limit != 600 for limit in limits[1:])
     _every_answer_judged(report, result.stderr)
     _no_paper_lost(result.stdout, report)
     assert model not in result.stdout  # the GGUF path is never shown
@@ -192,23 +195,27 @@ def test_the_same_run_without_the_schema_for_comparison(llama_server, tmp_path):
              result.stderr, wall)
 
 
-def test_newsletter_with_a_tight_timeout_falls_back_offline_and_names_the_setting(
+def test_newsletter_cut_by_the_deadline_falls_back_offline_and_names_the_deadline(
         llama_server, tmp_path):
-    """--timeout 2: no answer comes in time. Every batch is summarised offline, the error
-    names the `timeout` setting that cut the calls, and the issue is still written."""
+    """--deadline 20 on a CPU that needs minutes: the call is cut by the run's deadline, the
+    message names the deadline (not the timeout), the rest is summarised offline, and the issue
+    is still written with every paper. --concurrency 1: one abandoned request, not four."""
     upstream, model = llama_server
     proxy = RecordingProxy(upstream)
     out = tmp_path / "out"
     try:
         result, report, wall = _digest(
             tmp_path, "newsletter", proxy.url, model, "--out", str(out), "--state",
-            str(tmp_path / "s.sqlite"), "--timeout", "2", "--concurrency", "1")
+            str(tmp_path / "s.sqlite"), "--deadline", "20", "--concurrency", "1")
     finally:
         proxy.close()
     llm = report["llm"]
-    assert llm["stopped"].startswith("circuit breaker")
-    assert any("the timeout setting" in error for error in llm["errors"])
+    assert "deadline" in llm["stopped"]
+    assert any("deadline cut this call" in error for error in llm["errors"])
+    assert not any("timeout" in error for error in llm["errors"])
+    assert llm["fallback_themes"] and llm["degraded"]
     markdown = (out / f"{WEEK}.md").read_text(encoding="utf-8")
     _no_paper_lost(markdown, report)
     assert model not in markdown and model not in (out / "feed.xml").read_text(encoding="utf-8")
-    _measure("newsletter, concurrency 1, timeout 2", proxy.exchanges, report, result.stderr, wall)
+    _measure("newsletter, concurrency 1, deadline 20 s", proxy.exchanges, report, result.stderr,
+             wall)
