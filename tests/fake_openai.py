@@ -125,6 +125,17 @@ class FakeOpenAI:
         with self._lock:
             self._script.extend(replies)
 
+    def sent_formats(self) -> list[str | None]:
+        """Each chat request's response_format type ("json_object+schema" when a json_object
+        carried the schema; None: no response_format), in arrival order."""
+        sent = []
+        for request in self.chat_requests:
+            response_format = request.body.get("response_format") or {}
+            kind = response_format.get("type")
+            with_schema = kind == "json_object" and "schema" in response_format
+            sent.append(f"{kind}+schema" if with_schema else kind)
+        return sent
+
     @property
     def embedding_requests(self) -> list[Recorded]:
         return [r for r in self.requests if _route(r.path).endswith("/embeddings")]

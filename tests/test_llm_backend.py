@@ -179,22 +179,11 @@ def test_a_400_about_response_format_steps_down_once_and_is_remembered(server, c
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
-def sent_formats(server: FakeOpenAI) -> list[str | None]:
-    """Each request's response_format type, "+schema" when a json_object carried the schema."""
-    sent = []
-    for request in server.chat_requests:
-        response_format = request.body.get("response_format") or {}
-        kind = response_format.get("type")
-        sent.append(f"{kind}+schema" if kind == "json_object" and "schema" in response_format
-                    else kind)
-    return sent
-
-
 def test_a_500_naming_response_format_steps_down_at_once_without_a_retry(server, chat):
     server.responder = server_like("llama-cpp-python")
     chat.ask(schema=SUMMARY_SCHEMA)
     chat.ask(schema=SUMMARY_SCHEMA)
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_object+schema"]
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object+schema"]
     assert chat.waits == []  # stepping down is not a retry
     assert server.chat_requests[1].body["response_format"]["schema"] == SUMMARY_SCHEMA
 
@@ -203,7 +192,7 @@ def test_refusals_step_down_one_level_each_and_are_remembered(server, chat):
     server.reject_formats = {"json_schema": 500, "json_object": 500}  # names response_format
     chat.ask(schema=SUMMARY_SCHEMA)
     chat.ask(schema=SUMMARY_SCHEMA)
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_object", None,
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object", None,
                                     None]
     assert chat.waits == []
 
@@ -213,7 +202,7 @@ def test_a_server_that_refuses_the_schema_in_json_object_gets_plain_json_object(
     server.reject_formats = {"json_schema": 400}
     chat.ask(schema=SUMMARY_SCHEMA)
     chat.ask(schema=SUMMARY_SCHEMA)
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_object",
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object",
                                     "json_object"]
 
 
@@ -221,7 +210,7 @@ def test_a_bare_500_to_the_first_schema_request_probes_plainer_formats_once(serv
     server.responder = server_like("opaque-500")
     chat.ask(schema=SUMMARY_SCHEMA)
     chat.ask(schema=SUMMARY_SCHEMA)
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_object+schema"]
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object+schema"]
     assert chat.waits == []
 
 
@@ -232,7 +221,7 @@ def test_a_probe_that_times_out_is_not_spent(server):
     slow.ask(schema=SUMMARY_SCHEMA)
     slow.backend.close()
     # the probe timed out (no verdict); the retry probed again and learnt json_object
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_schema",
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_schema",
                                     "json_object+schema", "json_object+schema"]
 
 
@@ -240,7 +229,7 @@ def test_a_real_outage_is_probed_once_then_retried_at_the_same_format(server, ch
     server.default = Reply.fail(500, "down")
     with pytest.raises(LLMUnavailable):
         chat.ask(schema=SUMMARY_SCHEMA)
-    assert sent_formats(server) == ["json_schema", "json_object+schema", "json_object", None,
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object", None,
                                     "json_schema", "json_schema", "json_schema"]
 
 

@@ -22,16 +22,6 @@ def server() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def formats_sent(server: FakeOpenAI) -> list[tuple[str | None, bool]]:
-    """(response_format type, whether it carried a schema) of each request, in order."""
-    sent = []
-    for request in server.chat_requests:
-        response_format = request.body.get("response_format") or {}
-        sent.append((response_format.get("type"),
-                     "schema" in response_format or "json_schema" in response_format))
-    return sent
-
-
 def all_answered(summaries, summarizer, themes) -> bool:
     return (summarizer.stats.stopped is None and not any(s.offline for s in summaries)
             and every_paper_has_a_gist(summaries, themes))
@@ -41,11 +31,11 @@ def test_a_500_naming_response_format_steps_down_at_once_at_concurrency_4(server
     server.responder = server_like("llama-cpp-python", answer_delay_s=0.3)
     summaries, summarizer, themes = run_stage(server, 3, 3, 3, 3, 3, 3)  # concurrency 4
     assert all_answered(summaries, summarizer, themes)
-    sent = formats_sent(server)
-    refused = sent.count(("json_schema", True))
+    sent = server.sent_formats()
+    refused = sent.count("json_schema")
     assert 1 <= refused <= 4  # at most the calls sent before the first refusal came back
     calls = summarizer.stats.calls
-    assert sent.count(("json_object", True)) == calls  # one per call, with the schema
+    assert sent.count("json_object+schema") == calls  # one per call, with the schema
     assert len(sent) == refused + calls  # nothing else: no retries, no probe
     assert summarizer.stats.retries == 0 and summarizer.stats.failed_calls == 0
 
@@ -54,9 +44,9 @@ def test_a_probe_that_times_out_is_not_spent_and_the_others_wait_for_its_verdict
     server.responder = probe_hangs_once(answer_delay_s=0.2)
     summaries, summarizer, themes = run_stage(server, 3, 3, 3, 3, 3, 3, timeout_s=1.0)
     assert all_answered(summaries, summarizer, themes)
-    sent = formats_sent(server)
+    sent = server.sent_formats()
     # the probe that hung, then one per call
-    assert sent.count(("json_object", True)) == summarizer.stats.calls + 1
+    assert sent.count("json_object+schema") == summarizer.stats.calls + 1
     assert summarizer.stats.failed_calls == 0  # the probe's timeout was retried, no call failed
 
 

@@ -44,16 +44,6 @@ def _recipe(heading: str) -> tuple[list[str], str]:
     return shlex.split(command)[1:], toml[1]
 
 
-def _sent(server: FakeOpenAI) -> list[str]:
-    kinds = []
-    for request in server.chat_requests:
-        response_format = request.body.get("response_format") or {}
-        kind = str(response_format.get("type"))
-        kinds.append(kind + ("+schema" if kind == "json_object" and "schema" in response_format
-                             else ""))
-    return kinds
-
-
 def test_every_server_has_a_recipe():
     assert set(RECIPES) == set(SERVERS)
 
@@ -71,7 +61,7 @@ def test_the_readme_recipe_works_against_the_server_as_it_behaves(tmp_path: Path
         result = CliRunner().invoke(app, [
             *args, "--week", "2026-W47", "--out", str(tmp_path / "out"),
             "--state", str(tmp_path / "s.sqlite"), "--report", str(tmp_path / "r.json")])
-        sent = _sent(server)
+        sent = server.sent_formats()
     assert result.exit_code == 0, result.output
     llm = json.loads((tmp_path / "r.json").read_text())["llm"]
     assert llm["calls"] > 0 and llm["stopped"] is None and not llm["fallback_themes"]
@@ -96,7 +86,7 @@ def test_an_old_llama_server_that_refuses_json_schema_is_stepped_down_at_once(tm
         result = CliRunner().invoke(app, [*args, "--week", "2026-W47", "--out",
                                           str(tmp_path / "out"), "--state",
                                           str(tmp_path / "s.sqlite")])
-        sent = _sent(server)
+        sent = server.sent_formats()
     assert result.exit_code == 0, result.output
     assert 1 <= sent.count("json_schema") <= 2  # --concurrency 2: at most two out at once
     assert {kind for kind in sent if kind != "json_schema"} == {"json_object+schema"}
