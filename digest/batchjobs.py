@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from .run import Digest
 
 logger = logging.getLogger("digest")
+# Files and Batches calls (upload, poll, download) when no timeout is set: no generation to
+# wait for, but an upload of a few MB on a slow link.
+FILES_TIMEOUT_S = 120.0
 
 # "auto" uses the Batch API from this many first-wave calls on. A 5,000-paper week makes 177
 # (benchmarks/bench_batch.py, gpt-4o-mini's budget): about 35 papers a call. At concurrency 4 and
@@ -265,7 +268,9 @@ def batch_client(digest: Digest) -> BatchClient:
     s = digest.settings
     settings = settings_from_env(s["model"], base_url=s["base_url"],
                                  api_version=s.file.get("api_version"),
-                                 provider=s.file.get("provider"), timeout_s=float(s["timeout"]))
+                                 provider=s.file.get("provider"),
+                                 timeout_s=FILES_TIMEOUT_S if s["timeout"] is None
+                                 else float(s["timeout"]))
     return BatchClient(make_client(settings), settings.api_key)
 
 

@@ -53,6 +53,9 @@ Week = Annotated[str | None, typer.Option(
 Backend = Annotated[str | None, typer.Option(
     help="auto, openai or offline. auto = openai when OPENAI_API_KEY or OPENAI_BASE_URL is set.")]
 Model = Annotated[str | None, typer.Option(help="Model name \\[env DIGEST_MODEL].")]
+ModelLabel = Annotated[str | None, typer.Option(
+    "--model-label", help="The model's name in the issue, e.g. when the server reports a file "
+    "path \\[env DIGEST_MODEL_LABEL].")]
 ConfigPath = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
 ReportPath = Annotated[Path | None, typer.Option(
     "--report", help="Write the run report (JSON) here, also when the run fails; - for stdout "
@@ -99,7 +102,8 @@ BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
     "\\[env OPENAI_BASE_URL].")]
 Timeout = Annotated[float | None, typer.Option(
-    "--timeout", min=0.1, help="Seconds one LLM request may take \\[default: 60].")]
+    "--timeout", min=0.1, help="Most seconds one LLM request may take \\[default: fitted to the "
+    "server's speed].")]
 Concurrency = Annotated[int | None, typer.Option(
     "--concurrency", min=1, max=64, help="LLM calls in parallel \\[default: 4].")]
 MaxCost = Annotated[float | None, typer.Option(
@@ -143,6 +147,7 @@ def newsletter(
     state: StatePath = None,
     backend: Backend = None,
     model: Model = None,
+    model_label: ModelLabel = None,
     config: ConfigPath = None,
     report: ReportPath = None,
     fmt: Format = None,
@@ -194,6 +199,7 @@ def newsletter(
     run = RunReport(week=week)
     with _handled(report, run):
         digest = _digest(config, dry_run, out=out, state=state, backend=backend, model=model,
+                         model_label=model_label,
                          format=fmt, max_themes=max_themes, max_papers=max_papers,
                          resolve_ids=resolve_ids,
                          theme_backend=themes, prompts=prompts, templates=templates,
@@ -222,6 +228,7 @@ def summarize(
     week: Week = None,
     backend: Backend = None,
     model: Model = None,
+    model_label: ModelLabel = None,
     config: ConfigPath = None,
     report: ReportPath = None,
     fmt: Format = None,
@@ -250,7 +257,8 @@ def summarize(
     run = RunReport(week=week)
     with _handled(report, run):
         _require_sources(sources)
-        digest = _digest(config, dry_run, backend=backend, model=model, format=fmt,
+        digest = _digest(config, dry_run, backend=backend, model=model,
+                         model_label=model_label, format=fmt,
                          max_themes=max_themes, max_papers=max_papers, resolve_ids=resolve_ids,
                          theme_backend=themes,
                          prompts=prompts, templates=templates, base_url=base_url,
@@ -339,6 +347,7 @@ def email(
         "\\[default: none].")] = None,
     backend: Backend = None,
     model: Model = None,
+    model_label: ModelLabel = None,
     config: ConfigPath = None,
     report: ReportPath = None,
     fmt: Format = None,
@@ -367,7 +376,8 @@ def email(
     _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
-        digest = _digest(config, backend=backend, model=model, format=fmt, max_themes=max_themes,
+        digest = _digest(config, backend=backend, model=model,
+                         model_label=model_label, format=fmt, max_themes=max_themes,
                          max_papers=max_papers, resolve_ids=resolve_ids, theme_backend=themes,
                          prompts=prompts,
                          templates=templates, base_url=base_url, timeout=timeout)

@@ -24,13 +24,13 @@ CONFIG_KEYS: dict[str, type] = {
     "api_version": str, "provider": str, "concurrency": int, "max_cost": float, "max_tokens": int,
     "deadline": float,
     "theme_backend": str, "embedding_model": str, "max_papers": int, "resolve_ids": bool,
-    "arxiv_api": str,
+    "arxiv_api": str, "model_label": str,
     "batch_api": object, "batch_price_factor": float,  # object: true, false or "auto" (batchjobs)
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
-            "api_version": "OPENAI_API_VERSION"}
+            "api_version": "OPENAI_API_VERSION", "model_label": "DIGEST_MODEL_LABEL"}
 __all__ = ["CONFIG_KEYS", "ENV_KEYS", "MODEL_TABLES", "TABLES", "digest_home", "load_config",
            "resolve"]
 

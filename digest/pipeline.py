@@ -22,6 +22,7 @@ from .ingest import IngestLimits, load_sources
 from .ingest.sources import StdinReader
 from .links import ARXIV_API
 from .llm.base import ChatBackend
+from .llm.label import shown_model
 from .llm.offline_backend import OfflineBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
@@ -63,6 +64,7 @@ class Options:
     show_rest: bool = True  # list the papers past max_papers under "Also this week"
     resolve_ids: bool = False  # look up the arXiv ids of papers listed without one (network)
     arxiv_api: str = ARXIV_API  # where --resolve-ids asks (a mirror, or a test server)
+    model_label: str | None = None  # the model's name in the issue (digest.llm.label)
     history: tuple[PastIssue, ...] = ()  # the output folder's earlier issues (rising themes)
 
 
@@ -121,7 +123,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
     intro = summarizer.intro(fallback=compose_intro(sections))
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
-                  model=summarizer.stats.model,
+                  model=shown_model(summarizer.stats.model, options.model_label),
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.fallback),
                   cost_usd=round(summarizer.stats.answers_cost_usd, 6),
                   reasons=choice.reasons, also=choice.also)

@@ -67,7 +67,8 @@ class Digest:
                        sections=s.file.get("themes", ()), limits=ingest_limits(s.file),
                        profile=s.file.get("profile"), max_papers=s["max_papers"],
                        show_rest=show_rest, resolve_ids=bool(s["resolve_ids"]),
-                       arxiv_api=web_base(s["arxiv_api"], "arxiv_api"))
+                       arxiv_api=web_base(s["arxiv_api"], "arxiv_api"),
+                       model_label=s["model_label"])
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
               report: RunReport | None = None, *, out: Path | None = None,

@@ -40,13 +40,15 @@ class Setting:
 
 def _defaults() -> dict[str, Any]:
     return {"backend": "auto", "out": "outputs", "state": str(digest_home() / "state.sqlite"),
-            "max_themes": 10, "timeout": 60.0, "concurrency": 4, "deadline": 900.0,
+            "max_themes": 10, "concurrency": 4, "deadline": 900.0,
             "theme_backend": "tfidf", "resolve_ids": False,
             "arxiv_api": ARXIV_API, "batch_api": False, "batch_price_factor": 0.5}
 
 
 _NOTES = {
     "model": "the backend's default model when not set",
+    "timeout": "fitted to the server's speed when not set",
+    "model_label": "the model id (a file path: its file name) when not set",
     "context_window": "from the model's card when not set",
     "max_output_tokens": "from the model's card when not set",
     "batch_tokens": "from the context window when not set",
@@ -199,11 +201,13 @@ STARTER = '''\
 # backend = "auto"            # auto, openai or offline (auto: openai when OPENAI_API_KEY or
 #                             # OPENAI_BASE_URL is set)
 # model = "gpt-4o-mini"       # [env DIGEST_MODEL]
+# model_label = "SmolLM2 135M"  # the model's name in the issue [env DIGEST_MODEL_LABEL]
 # base_url = "http://localhost:11434/v1"   # an OpenAI-compatible server [env OPENAI_BASE_URL]
 # out = "outputs"             # the output folder of `digest newsletter`
 # state = "~/.local/share/digest/state.sqlite"   # the state store [env DIGEST_STATE]
 # max_themes = 10
-# timeout = 60.0              # seconds one LLM request may take
+# timeout = 300.0             # most seconds one LLM request may take (unset: each request's
+#                             # limit is fitted to the server's measured speed)
 # concurrency = 4             # LLM calls in parallel
 # deadline = 900.0            # seconds the LLM stage may take
 # max_cost = 1.0              # USD; past it the rest is summarised offline

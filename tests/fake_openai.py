@@ -61,6 +61,7 @@ class Reply:
     trickle_s: float = 0.0  # send the body one byte at a time, this many seconds apart
     cut_after: int | None = None  # send this many bytes of the body, then close (or stall)
     stall: bool = False  # with cut_after: keep the connection open instead of closing it
+    delay_s: float = 0.0  # wait this long before answering (on top of the server's latency)
 
     @classmethod
     def fail(cls, status: int, message: str = "fault", *, code: str | None = None,
@@ -134,6 +135,17 @@ class FakeOpenAI:
     def _embedding_reply(self) -> Reply | None:
         with self._lock:
             return self._embedding_script.pop(0) if self._embedding_script else None
+
+    def sent_formats(self) -> list[str | None]:
+        """Each chat request's response_format type ("json_object+schema" when a json_object
+        carried the schema; None: no response_format), in arrival order."""
+        sent = []
+        for request in self.chat_requests:
+            response_format = request.body.get("response_format") or {}
+            kind = response_format.get("type")
+            with_schema = kind == "json_object" and "schema" in response_format
+            sent.append(f"{kind}+schema" if with_schema else kind)
+        return sent
 
     @property
     def embedding_requests(self) -> list[Recorded]:
@@ -225,6 +237,8 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def _answer(self, body: dict[str, Any]) -> None:
             started = time.monotonic()
             reply = server._reply_for(body)
+            if reply.delay_s and server._closing.wait(reply.delay_s):
+                return
             if reply.hang:
                 server._closing.wait(30)
                 self.close_connection = True
@@ -430,3 +444,70 @@ def made_up_papers(n: int, *, topic_index: int = 0, start: int = 0) -> list[Any]
         papers.append(Paper(id=f"2601.{i:05d}", title=f"{name}: Verified Learning for {topic}",
                             abstract=abstract, url=f"https://arxiv.org/abs/2601.{i:05d}"))
     return papers
+
+
+# Local servers as they behave (their documented quirks) ----------------------------------
+
+# llama-cpp-python 0.3.x validates response_format with pydantic and answers an error with
+# HTTP 500 (not 422), naming the field: seen against a real server (issue 18).
+LLAMA_CPP_PYTHON_REFUSAL = ("[{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                            "'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                            "'input': 'json_schema'}]")
+# LM Studio takes json_schema and text only; its error is a bare string (lmstudio-bug-tracker#189).
+LM_STUDIO_REFUSAL = "'response_format.type' must be 'json_schema' or 'text'"
+# llama-server builds before json_schema support (llama.cpp PR 9527), HTTP 500.
+OLD_LLAMA_SERVER_REFUSAL = ('response_format type must be one of "text" or "json_object", but '
+                            "got: json_schema")
+# A server that validates json_object strictly (OpenAI-like): no extra keys.
+STRICT_OBJECT_REFUSAL = ("Invalid parameter: 'response_format.schema' is not allowed when "
+                         "type is 'json_object'")
+
+
+def _format_of(body: dict[str, Any]) -> tuple[str, bool]:
+    """(the response_format type or "", whether it carries a schema)."""
+    response_format = body.get("response_format") or {}
+    kind = str(response_format.get("type") or "")
+    return kind, "schema" in response_format or "json_schema" in response_format
+
+
+def server_like(kind: str, *, answer_delay_s: float = 0.0) -> Callable[[dict[str, Any]],
+                                                                        Reply | None]:
+    """A responder that refuses and answers as ``kind`` does; answers wait ``answer_delay_s``.
+
+    ``llama-cpp-python``: json_schema → 500 naming ``response_format.type``; json_object with
+    or without a schema is answered. ``llama-server``, ``ollama``, ``vllm``: every format is
+    answered. ``lm-studio``: json_object → 400. ``old-llama-server``: json_schema → 500
+    naming ``response_format``. ``strict-object``: json_object with a schema →
+    400. ``opaque-500``: json_schema → a bare 500 that names nothing (a crash)."""
+    def respond(body: dict[str, Any]) -> Reply | None:
+        fmt, with_schema = _format_of(body)
+        if kind == "llama-cpp-python" and fmt == "json_schema":
+            return Reply.fail(500, LLAMA_CPP_PYTHON_REFUSAL)
+        if kind == "lm-studio" and fmt == "json_object":
+            return Reply(status=400, body=json.dumps({"error": LM_STUDIO_REFUSAL}).encode())
+        if kind == "old-llama-server" and fmt == "json_schema":
+            return Reply.fail(500, OLD_LLAMA_SERVER_REFUSAL)
+        if kind == "strict-object" and fmt == "json_object" and with_schema:
+            return Reply.fail(400, STRICT_OBJECT_REFUSAL)
+        if kind == "opaque-500" and fmt == "json_schema":
+            return Reply.fail(500, "Internal Server Error")
+        return Reply(delay_s=answer_delay_s)
+
+    return respond
+
+
+def probe_hangs_once(answer_delay_s: float = 0.0) -> Callable[[dict[str, Any]], Reply | None]:
+    """json_schema → a bare 500; the first json_object request hangs (the probe times out);
+    later json_object requests are answered."""
+    lock, hung = threading.Lock(), []
+
+    def respond(body: dict[str, Any]) -> Reply | None:
+        fmt, _ = _format_of(body)
+        if fmt == "json_schema":
+            return Reply.fail(500, "Internal Server Error")
+        with lock:
+            first = fmt == "json_object" and not hung
+            hung.append(fmt)
+        return Reply(hang=True) if first else Reply(delay_s=answer_delay_s)
+
+    return respond

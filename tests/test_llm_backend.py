@@ -19,7 +19,7 @@ from digest.llm import (
 )
 from digest.llm.answers import SUMMARY_SCHEMA
 
-from .fake_openai import FakeOpenAI, Reply
+from .fake_openai import FakeOpenAI, Reply, probe_hangs_once, server_like
 
 KEY = "sk-test-secret-0123456789"
 QUESTION = ({"role": "system", "content": "You answer in JSON."},
@@ -117,7 +117,7 @@ def test_a_quota_error_is_not_retried(server, chat):
 
 
 @pytest.mark.parametrize(("status", "fix"), [
-    (401, "check OPENAI_API_KEY"), (403, "may use model"), (404, "check --model"),
+    (401, "check OPENAI_API_KEY"), (403, "may use model"), (404, "check the model"),
 ])
 def test_auth_and_missing_model_fail_fast_saying_what_to_fix(server, chat, status, fix):
     server.default = Reply.fail(status, f"nope {KEY}")
@@ -179,22 +179,58 @@ def test_a_400_about_response_format_steps_down_once_and_is_remembered(server, c
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
-def test_a_500_to_the_first_schema_request_probes_plainer_formats_once(server, chat):
-    server.reject_formats = {"json_schema": 500, "json_object": 500}
+def test_a_500_naming_response_format_steps_down_at_once_without_a_retry(server, chat):
+    server.responder = server_like("llama-cpp-python")
     chat.ask(schema=SUMMARY_SCHEMA)
     chat.ask(schema=SUMMARY_SCHEMA)
-    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
-    assert formats == ["json_schema", "json_object", None, None]
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object+schema"]
     assert chat.waits == []  # stepping down is not a retry
+    assert server.chat_requests[1].body["response_format"]["schema"] == SUMMARY_SCHEMA
+
+
+def test_refusals_step_down_one_level_each_and_are_remembered(server, chat):
+    server.reject_formats = {"json_schema": 500, "json_object": 500}  # names response_format
+    chat.ask(schema=SUMMARY_SCHEMA)
+    chat.ask(schema=SUMMARY_SCHEMA)
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object", None,
+                                    None]
+    assert chat.waits == []
+
+
+def test_a_server_that_refuses_the_schema_in_json_object_gets_plain_json_object(server, chat):
+    server.responder = server_like("strict-object")
+    server.reject_formats = {"json_schema": 400}
+    chat.ask(schema=SUMMARY_SCHEMA)
+    chat.ask(schema=SUMMARY_SCHEMA)
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object",
+                                    "json_object"]
+
+
+def test_a_bare_500_to_the_first_schema_request_probes_plainer_formats_once(server, chat):
+    server.responder = server_like("opaque-500")
+    chat.ask(schema=SUMMARY_SCHEMA)
+    chat.ask(schema=SUMMARY_SCHEMA)
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object+schema"]
+    assert chat.waits == []
+
+
+def test_a_probe_that_times_out_is_not_spent(server):
+    server.responder = probe_hangs_once()
+    slow = Chat(server.url, timeout_s=0.5, max_attempts=3)
+    slow.ask(schema=SUMMARY_SCHEMA)
+    slow.ask(schema=SUMMARY_SCHEMA)
+    slow.backend.close()
+    # the probe timed out (no verdict); the retry probed again and learnt json_object
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_schema",
+                                    "json_object+schema", "json_object+schema"]
 
 
 def test_a_real_outage_is_probed_once_then_retried_at_the_same_format(server, chat):
     server.default = Reply.fail(500, "down")
     with pytest.raises(LLMUnavailable):
         chat.ask(schema=SUMMARY_SCHEMA)
-    formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
-    assert formats == ["json_schema", "json_object", None, "json_schema", "json_schema",
-                       "json_schema"]
+    assert server.sent_formats() == ["json_schema", "json_object+schema", "json_object", None,
+                                    "json_schema", "json_schema", "json_schema"]
 
 
 def test_once_a_format_worked_a_500_is_just_a_500(server, chat):

@@ -240,7 +240,7 @@ def test_a_call_cut_by_the_run_deadline_says_the_deadline_cut_it(server):
     _, summarizer, _ = run_stage(server, 3, timeout_s=30.0, deadline_s=0.5, concurrency=1)
     assert len(server.chat_requests) == 1  # no retry past the deadline
     errors = summarizer.stats.errors
-    assert len(errors) == 1 and "deadline (setting deadline)" in errors[0]
+    assert len(errors) == 1 and "deadline cut this call" in errors[0]
     assert "timeout" not in errors[0] and "30 s" not in errors[0]
     assert summarizer.stats.stopped == "the run deadline (setting deadline)"
 

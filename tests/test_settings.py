@@ -32,7 +32,7 @@ def test_each_level_wins_over_the_next(tmp_path):
                                                              "env DIGEST_STATE")
     assert (settings["max_themes"], settings.origin("max_themes")) == (7, f"file {path}")
     assert (settings["backend"], settings.origin("backend")) == ("auto", "default")
-    assert settings["deadline"] == 900.0 and settings["timeout"] == 60.0
+    assert settings["deadline"] == 900.0 and settings["timeout"] is None
 
 
 def test_an_empty_environment_variable_does_not_count(tmp_path):

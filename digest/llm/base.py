@@ -81,7 +81,9 @@ class BackendSettings:
     base_url: str | None = None
     api_version: str | None = None  # Azure OpenAI's dated (pre-v1) API, with an Azure provider
     provider: str | None = None  # "openai" or "azure"; None: Azure when the host is Azure's
-    timeout_s: float = 60.0  # per request; the client's own default is 600 s
+    # The user's bound on one request (the ``timeout`` setting); None: no bound but the run's
+    # deadline. Each request's own limit is fitted to the server's speed (``pacing``).
+    timeout_s: float | None = None
     max_attempts: int = 4
     max_retry_after_s: float = 60.0  # a server asking us to wait longer is not retried
     temperature: float | None = 0.2

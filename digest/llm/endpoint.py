@@ -31,13 +31,14 @@ def make_client(settings: BackendSettings) -> openai.OpenAI:
     """The official client for this endpoint: Azure's for its dated API, else the plain one."""
     import openai
 
-    common: Mapping[str, Any] = {"timeout": settings.timeout_s, "max_retries": 0}
+    # Every request passes its own time limit (``pacing``); this is the client's fallback.
+    common: Mapping[str, Any] = {"timeout": settings.timeout_s or 600.0, "max_retries": 0}
     base_url = checked_base_url(settings.base_url, settings.api_key)
     azure = uses_azure(settings)
     if azure and settings.api_version:  # the dated API; Azure's v1 API needs only a base URL
         if not base_url:
-            raise ConfigError('provider = "azure" needs --base-url '
-                              "https://RESOURCE.openai.azure.com")
+            raise ConfigError('provider = "azure" needs a base URL: '
+                              "https://RESOURCE.openai.azure.com", setting="base_url")
         return openai.AzureOpenAI(api_key=settings.api_key, api_version=settings.api_version,
                                   azure_endpoint=base_url, **common)
     if settings.api_version:
@@ -65,8 +66,7 @@ def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
         return None
     usable = is_web_url(url)
     if not usable:
-        raise ConfigError(f"base URL {mask_secret(url, secret)!r} (--base-url, OPENAI_BASE_URL or "
-                          "base_url in the config) is not an http(s) URL with a host; give "
-                          "the server's address, e.g. http://localhost:11434/v1, or leave it "
-                          "unset for OpenAI")
+        raise ConfigError(f"base URL {mask_secret(url, secret)!r} is not an http(s) URL with a "
+                          "host; give the server's address, e.g. http://localhost:11434/v1, or "
+                          "leave it unset for OpenAI", setting="base_url")
     return url

@@ -19,7 +19,8 @@ from tenacity import RetryCallState
 
 from ..errors import LLMError, LLMUnavailable
 from ..textsafety import clean_untrusted
-from .base import BackendSettings, QuotaExhausted, RequestRejected
+from .base import BackendSettings, DeadlineReached, QuotaExhausted, RequestRejected
+from .pacing import DEADLINE, FIRST_CALL, FITTED, USER_TIMEOUT, Limit
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE_S = 0.5
@@ -86,17 +87,43 @@ def describe(error: BaseException | None) -> str:
     return type(error).__name__ if error else "unknown"
 
 
-def as_digest_error(error: openai.APIError, settings: BackendSettings, attempts: int) -> LLMError:
-    """The error a user reads: what happened and what to do about it. No secrets inside."""
+def as_digest_error(error: openai.APIError, settings: BackendSettings, attempts: int,
+                    cut: Limit | None = None) -> LLMError:
+    """The error a user reads: what happened and what to do about it. No secrets inside.
+
+    ``cut``: the time limit of the attempt that timed out, so that the message names the
+    limit that actually cut the call."""
     where = settings.base_url or "the OpenAI API"
     if isinstance(error, openai.APITimeoutError):
-        return LLMUnavailable(f"{where} did not answer within {settings.timeout_s:g} s "
-                              f"({attempts} attempts); raise --timeout for slow local models")
+        return timed_out(where, cut or Limit(settings.timeout_s or 0.0, USER_TIMEOUT), attempts)
     if isinstance(error, openai.APIConnectionError):
-        return LLMUnavailable(f"cannot reach {where} ({attempts} attempts): check "
-                              "OPENAI_BASE_URL / --base-url and that the server is running")
+        return LLMUnavailable(f"cannot reach {where} ({attempts} attempts): check the base URL "
+                              "and that the server is running", setting="base_url")
     assert isinstance(error, openai.APIStatusError)
     return _status_error(error, where, settings, attempts)
+
+
+def timed_out(where: str, cut: Limit, attempts: int) -> LLMUnavailable:
+    """A call that ran out of time, naming the limit that cut it and the setting to change."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    if cut.source == DEADLINE:
+        return DeadlineReached(f"{where}: the run's LLM deadline cut this call after "
+                               f"{_secs(cut.seconds)} ({tries}); the rest is summarised offline",
+                               setting="deadline")
+    if cut.source == FITTED:
+        return LLMUnavailable(f"{where} did not answer within {_secs(cut.seconds)}, the limit "
+                              f"fitted to its speed so far ({cut.tokens_per_s:.0f} tokens/s) "
+                              f"({tries}); set timeout to allow longer", setting="timeout")
+    if cut.source == FIRST_CALL:
+        return LLMUnavailable(f"{where} did not answer within {_secs(cut.seconds)}, the limit "
+                              f"of a first request before its speed is known ({tries}); set "
+                              "timeout to allow longer", setting="timeout")
+    return LLMUnavailable(f"{where} did not answer within {cut.seconds:g} s, the timeout "
+                          f"setting ({tries}); raise it for slow local models", setting="timeout")
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
 
 
 def _status_error(error: openai.APIStatusError, where: str, settings: BackendSettings,
@@ -108,16 +135,16 @@ def _status_error(error: openai.APIStatusError, where: str, settings: BackendSet
         return LLMError(f"{where} refused access (HTTP 403): check that the key may use "
                         f"model {settings.model!r}")
     if status == 404:
-        return LLMError(f"{where} has no model {settings.model!r} (HTTP 404): check --model / "
-                        "DIGEST_MODEL (the deployment name on Azure) and the base URL "
-                        "(it usually ends in /v1)")
+        return LLMError(f"{where} has no model {settings.model!r} (HTTP 404): check the model "
+                        "(the deployment name on Azure) and the base URL (it usually ends in "
+                        "/v1)", setting="model")
     if is_quota_error(error):
         return QuotaExhausted(f"{where}: the account is out of quota (HTTP {status}); add "
-                              "credit, or use --backend offline")
+                              "credit, or use the offline backend", setting="backend")
     if status in (400, 413, 422):
         return RequestRejected(f"{where} rejected the request (HTTP {status}): "
                                f"{_short(error.message)}; if the prompt is too long, lower "
-                               "context_window in the config")
+                               "context_window", setting="context_window")
     wait = retry_after(error)
     if wait > settings.max_retry_after_s:
         return LLMUnavailable(f"{where} asks us to wait {wait:.0f} s (HTTP {status}), longer "

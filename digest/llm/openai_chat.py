@@ -1,20 +1,15 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions server.
 
-OpenAI, Azure OpenAI, vLLM, Ollama and the llama.cpp server all speak this
-protocol, but differ in what they accept. The backend asks for the strictest
-structured output first (``json_schema``) and learns, once per run, what the
-server refuses: a 400 naming ``response_format``, ``max_tokens`` or
-``temperature`` drops or swaps that parameter; an HTTP 500 before any
-structured request has worked makes it try the plainer formats once (some
-servers crash on a schema instead of refusing it). What it learnt is kept for
-the run. A one-off 500 on the very first request looks the same and costs the
-run its structured output; the plain-text parser and the validation still hold.
+OpenAI, Azure OpenAI, vLLM, Ollama, LM Studio and the llama.cpp servers all speak this
+protocol, but differ in what they accept and in how fast they answer. ``quirks`` learns,
+once per run, what the server refuses (structured-output levels, ``max_tokens``,
+``temperature``); ``pacing`` gives each request a time limit that fits the server's speed.
+Retries (tenacity) live here and only here.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,63 +29,20 @@ from .base import (
 )
 from .endpoint import make_client
 from .faults import as_digest_error, backoff_wait, describe, is_retryable
+from .pacing import DEADLINE, Limit, Pacing, is_local, request_tokens
+from .quirks import (
+    JSON_OBJECT,
+    JSON_SCHEMA,
+    OBJECT_WITH_SCHEMA,
+    PLAIN_TEXT,
+    PROBE,
+    WAITED,
+    ServerQuirks,
+    is_format_refusal,
+)
 from .response import BodyTooSlow, completion_from_body, read_body
 
 logger = logging.getLogger("digest.llm")
-
-
-# Structured-output levels, strictest first.
-JSON_SCHEMA, JSON_OBJECT, PLAIN_TEXT = 0, 1, 2
-LEVEL_NAMES = ("json_schema", "json_object", "plain text")
-
-
-class ServerQuirks:
-    """What this server accepts, learnt from its refusals. Shared by all threads of a run."""
-
-    def __init__(self, temperature: float | None) -> None:
-        self.level = JSON_SCHEMA
-        self.confirmed = False  # a structured request succeeded: a later 500 is just a 500
-        self.probed = False  # the once-per-run probe after a 500 has been spent
-        self.token_param = "max_tokens"
-        self.temperature = temperature
-        self._lock = threading.Lock()
-
-    def learn_from(self, error: openai.APIStatusError, level: int) -> bool:
-        """Drop what a 400/422 complains about; True when the request is worth resending."""
-        text = f"{error.message} {error.param or ''}".lower()
-        with self._lock:
-            if level < PLAIN_TEXT and any(word in text for word in (
-                    "response_format", "json_schema", "json_object", "response format")):
-                self._step_down(level + 1, f"HTTP {error.status_code}")
-                return True
-            if self.token_param == "max_tokens" and "max_completion_tokens" in text:
-                self.token_param = "max_completion_tokens"
-                return True
-            if self.temperature is not None and "temperature" in text:
-                logger.warning("the server refuses temperature; using its default")
-                self.temperature = None
-                return True
-        return False
-
-    def claim_probe(self) -> bool:
-        with self._lock:
-            if self.confirmed or self.probed or self.level == PLAIN_TEXT:
-                return False
-            self.probed = True
-            return True
-
-    def settle(self, level: int, *, after_error: str | None = None) -> None:
-        with self._lock:
-            if after_error is not None:
-                self._step_down(level, after_error)
-            if level < PLAIN_TEXT:
-                self.confirmed = True
-
-    def _step_down(self, level: int, because: str) -> None:
-        if level > self.level:
-            logger.warning("the server does not take %s output (%s); using %s from now on",
-                           LEVEL_NAMES[self.level], because, LEVEL_NAMES[level])
-            self.level = level
 
 
 class OpenAIChat:
@@ -102,7 +54,7 @@ class OpenAIChat:
                  jitter: Callable[[float, float], float] | None = None):
         if not settings.api_key and not settings.base_url:
             raise ConfigError("the openai backend needs OPENAI_API_KEY (or OPENAI_BASE_URL / "
-                              "--base-url for a local server); use --backend offline to run "
+                              "base_url for a local server); use the offline backend to run "
                               "without one")
         self.model = settings.model
         self.temperature = settings.temperature  # as asked for; part of the cache key
@@ -110,13 +62,15 @@ class OpenAIChat:
         self._sleep = sleep
         self._wait = backoff_wait(jitter) if jitter else backoff_wait()
         self.quirks = ServerQuirks(settings.temperature)
-        self._client = make_client(settings)
+        self._client = make_client(settings)  # checks the base URL first
+        self.pacing = Pacing(settings.timeout_s, local=is_local(settings.base_url))
 
     def close(self) -> None:
         self._client.close()
 
     def complete(self, request: ChatRequest) -> Completion:
         retries = 0
+        limits: list[Limit] = []  # each attempt's time limit: the last one names a timeout
 
         def count_retry(state: RetryCallState) -> None:
             nonlocal retries
@@ -132,53 +86,73 @@ class OpenAIChat:
                   | _withdrawn(request)),
             wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
         try:
-            completion = retrying(_unless_withdrawn(self._attempt, request))
+            completion = retrying(_unless_withdrawn(
+                lambda asked: self._attempt(asked, limits), request))
         except openai.APIError as error:
-            raise with_retries(self._as_error(error, retries + 1), retries) from None
+            cut = limits[-1] if limits and isinstance(error, openai.APITimeoutError) else None
+            raise with_retries(self._as_error(error, retries + 1, cut), retries) from None
         except LLMError as error:
             raise with_retries(error, retries) from None
         return Completion(completion.text, completion.prompt_tokens, completion.completion_tokens,
                           completion.cached_tokens, completion.finish_reason, retries)
 
-    def _attempt(self, request: ChatRequest) -> Completion:
+    def _attempt(self, request: ChatRequest, limits: list[Limit]) -> Completion:
+        self.quirks.await_verdict(request.deadline)  # another thread's probe first
         level = self._level_for(request)
         try:
-            return self._send(request, level)
-        except (openai.BadRequestError, openai.UnprocessableEntityError) as error:
+            return self._send(request, level, limits)
+        except openai.APIStatusError as error:
             if self.quirks.learn_from(error, level):
-                return self._attempt(request)
-            raise
-        except openai.InternalServerError as error:
-            if error.status_code == 500 and level < PLAIN_TEXT and self.quirks.claim_probe():
-                return self._probe_plainer_formats(request, level, error)
+                return self._attempt(request, limits)
+            if error.status_code != 500 or level == PLAIN_TEXT:
+                raise
+            verdict = self.quirks.claim_probe(level, request.deadline)
+            if verdict == PROBE:
+                return self._probe_plainer_formats(request, level, error, limits)
+            if verdict == WAITED and self._level_for(request) > level:
+                return self._attempt(request, limits)
             raise
 
     def _probe_plainer_formats(self, request: ChatRequest, level: int,
-                               error: openai.InternalServerError) -> Completion:
-        """A 500 to a structured request may mean 'unsupported': try each plainer format once."""
-        for plainer in range(level + 1, PLAIN_TEXT + 1):
-            try:
-                completion = self._send(request, plainer, settle=False)
-            except openai.InternalServerError as again:
-                if again.status_code != 500:
+                               error: openai.APIStatusError, limits: list[Limit]) -> Completion:
+        """A bare 500 to a structured request may mean 'unsupported': try each plainer format
+        once. Its verdict holds for the run; a timeout or lost connection reaches none."""
+        verdict: int | None = None
+        try:
+            for plainer in range(level + 1, PLAIN_TEXT + 1):
+                try:
+                    completion = self._send(request, plainer, limits)
+                except openai.APIStatusError as again:
+                    if again.status_code == 500 or is_format_refusal(again):
+                        continue
                     raise
-                continue
-            self.quirks.settle(plainer, after_error=f"HTTP {error.status_code}")
-            return completion
-        raise error
+                verdict = plainer
+                return completion
+            verdict = level  # every plainer format failed too: the 500 was no refusal
+            raise error
+        finally:
+            self.quirks.end_probe(verdict, f"HTTP {error.status_code}")
 
-    def _send(self, request: ChatRequest, level: int, *, settle: bool = True) -> Completion:
+    def _send(self, request: ChatRequest, level: int, limits: list[Limit]) -> Completion:
+        tokens = request_tokens(request.messages, request.max_tokens)
+        left = _time_left(request.deadline)
+        ticket, limit = self.pacing.begin(tokens)
+        limit, answered = limit.bounded(left, DEADLINE), None
+        limits.append(limit)
         started = time.monotonic()
-        timeout = self._timeout(request)
-        with self._client.chat.completions.with_streaming_response.create(
-                **self._arguments(request, level), timeout=timeout) as response:
-            raw = _read_body(response, deadline=started + timeout)
-        if settle:
-            self.quirks.settle(level)
-        completion = completion_from_body(raw)
-        logger.info("llm call model=%s prompt_tokens=%d completion_tokens=%d cached=%d ms=%d",
-                    self.model, completion.prompt_tokens, completion.completion_tokens,
-                    completion.cached_tokens, (time.monotonic() - started) * 1000)
+        try:
+            with self._client.chat.completions.with_streaming_response.create(
+                    **self._arguments(request, level), timeout=limit.seconds) as response:
+                raw = _read_body(response, deadline=started + limit.seconds)
+            completion = completion_from_body(raw)
+            answered = completion.prompt_tokens + completion.completion_tokens or tokens
+        finally:
+            self.pacing.end(ticket, answered)
+        self.quirks.settle(level)
+        logger.info("llm call model=%s prompt_tokens=%d completion_tokens=%d cached=%d ms=%d "
+                    "limit_s=%.0f", self.model, completion.prompt_tokens,
+                    completion.completion_tokens, completion.cached_tokens,
+                    (time.monotonic() - started) * 1000, limit.seconds)
         return completion
 
     def _arguments(self, request: ChatRequest, level: int) -> dict[str, Any]:
@@ -198,19 +172,21 @@ class OpenAIChat:
         floor = JSON_SCHEMA if request.schema is not None else JSON_OBJECT
         return max(self.quirks.level, floor)
 
-    def _timeout(self, request: ChatRequest) -> float:
-        if request.deadline is None:
-            return self._settings.timeout_s
-        left = request.deadline - time.monotonic()
-        if left <= 0:
-            raise DeadlineReached("the run's LLM deadline passed (--deadline); the rest is "
-                                  "summarised offline")
-        return min(self._settings.timeout_s, left)
-
-    def _as_error(self, error: openai.APIError, attempts: int) -> LLMError:
-        mapped = as_digest_error(error, self._settings, attempts)
+    def _as_error(self, error: openai.APIError, attempts: int, cut: Limit | None) -> LLMError:
+        mapped = as_digest_error(error, self._settings, attempts, cut)
         message = mask_secret(str(mapped), self._settings.api_key)
-        return type(mapped)(message)
+        return type(mapped)(message, setting=mapped.setting)
+
+
+def _time_left(deadline: float | None) -> float | None:
+    """Seconds until the run's deadline (None: no deadline); past it, no request is sent."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise DeadlineReached("the run's LLM deadline passed before this call; the rest is "
+                              "summarised offline", setting="deadline")
+    return left
 
 
 def _read_body(response: Any, *, deadline: float) -> bytes:
@@ -274,6 +250,8 @@ def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:
     if level == JSON_SCHEMA and request.schema is not None:
         return {"type": "json_schema", "json_schema": {
             "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}
-    if level == JSON_OBJECT:
+    if level == OBJECT_WITH_SCHEMA and request.schema is not None:
+        return {"type": "json_object", "schema": dict(request.schema)}
+    if level in (OBJECT_WITH_SCHEMA, JSON_OBJECT):
         return {"type": "json_object"}
     return None

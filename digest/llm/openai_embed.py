@@ -114,13 +114,14 @@ class OpenAIEmbeddings:
         return Embeddings(vectors, tokens if isinstance(tokens, int) else 0)
 
     def _timeout(self, request: EmbeddingRequest) -> float:
+        limit = self._settings.timeout_s if self._settings.timeout_s is not None else 60.0
         if request.deadline is None:
-            return self._settings.timeout_s
+            return limit
         left = request.deadline - time.monotonic()
         if left <= 0:
             raise DeadlineReached("the run's deadline (setting deadline) passed before the "
                                   "embeddings were asked for")
-        return min(self._settings.timeout_s, left)
+        return min(limit, left)
 
     def _as_error(self, error: Any, attempts: int) -> LLMError:
         from ..redaction import mask_secret

@@ -29,7 +29,6 @@ from ._limits import RunLimits
 from ._plan import plan_table
 from ._stats import LLMStats
 
-DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_DEADLINE_S = 900.0
 
 
@@ -53,7 +52,7 @@ class LLMSetup:
     backend: ChatBackend
     budget: Budget
     limits: RunLimits
-    timeout_s: float = DEFAULT_TIMEOUT_S  # per request: chat and embeddings alike
+    timeout_s: float | None = None  # the timeout setting (None: limits fitted per request)
 
     def close(self) -> None:
         self.backend.close()
@@ -99,7 +98,7 @@ def _backend_settings(choices: LLMChoices, config: Mapping[str, Any]) -> Backend
         base_url=resolve("base_url", choices.base_url, config),
         api_version=resolve("api_version", None, config),
         provider=resolve("provider", None, config),
-        timeout_s=float(resolve("timeout", choices.timeout, config, DEFAULT_TIMEOUT_S)))
+        timeout_s=_seconds(resolve("timeout", choices.timeout, config)))
 
 
 def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
@@ -112,6 +111,11 @@ def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
     why = f" ({stats.stopped})" if stats.stopped else ""
     return LLMUnavailable(f"the LLM stage was degraded{why}; {which}. Nothing was written: "
                           "run again later (answers already received are cached)")
+
+
+def _seconds(value: Any) -> float | None:
+    """The ``timeout`` setting: None (not set) lets each request's limit fit the server."""
+    return None if value is None else float(value)
 
 
 __all__ = ["LLMChoices", "LLMSetup", "asks_a_model", "degraded_error", "llm_setup",

@@ -111,14 +111,17 @@ def embedding_text(paper: Paper) -> str:
 
 
 THEME_BACKENDS = ("tfidf", "embeddings")
+EMBEDDING_TIMEOUT_S = 60.0
 
 
 def make_theme_backend(name: str, store: Store, *, model: str | None = None,
-                       base_url: str | None = None, timeout_s: float = 60.0,
+                       base_url: str | None = None, timeout_s: float | None = None,
                        deadline_s: float | None = None) -> EmbeddingThemes | None:
     """The theme backend setting ``theme_backend`` names; None is the default offline TF-IDF.
 
-    ``timeout_s`` and ``deadline_s`` are the run's (settings ``timeout`` and ``deadline``)."""
+    ``timeout_s`` and ``deadline_s`` are the run's (settings ``timeout`` and ``deadline``);
+    with no ``timeout`` set an embeddings request may take ``EMBEDDING_TIMEOUT_S`` (they are
+    small: a batch of titles and abstracts, no generated text to wait for)."""
     from ..llm import settings_from_env
 
     if name == "tfidf":
@@ -127,7 +130,7 @@ def make_theme_backend(name: str, store: Store, *, model: str | None = None,
         raise ConfigError(f"theme backend {name!r} is unknown; choose one of "
                           f"{', '.join(THEME_BACKENDS)}", setting="theme_backend")
     settings = settings_from_env(model or DEFAULT_EMBEDDING_MODEL, base_url=base_url,
-                                 timeout_s=timeout_s)
+                                 timeout_s=EMBEDDING_TIMEOUT_S if timeout_s is None else timeout_s)
     if not settings.api_key and not settings.base_url:
         raise ConfigError("theme backend embeddings needs an endpoint: set OPENAI_API_KEY "
                           "(OpenAI) or OPENAI_BASE_URL / the base_url setting (a local server)",
