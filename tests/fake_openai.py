@@ -349,9 +349,13 @@ def _summary_answer(items: list[tuple[str, str, str]]) -> dict[str, Any]:
     titles = [text for _, _, text in items]
     gists = [{"id": f"P{number}", "gist": f"Contributes {_plain(text)[:200]}."}
              for _, number, text in items]
-    return {"title": _title(titles), "gists": gists,
-            "summary": f"These {len(items)} papers share one question and differ in method; "
-                       "together they show where the field is heading."}
+    first, rest = f"P{items[0][1]}", ", ".join(f"P{number}" for _, number, _ in items[1:])
+    summary = (f"These {len(items)} papers share one question and differ in method; "
+               f"together they show where the field is heading [{first}].")
+    if rest:
+        summary += f" The others compare approaches [{rest}]."
+    return {"title": _title(titles), "gists": gists, "summary": summary,
+            "tldr": f"{_title(titles)}: {len(items)} papers, one question."}
 
 
 def _title(titles: list[str]) -> str:
