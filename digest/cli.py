@@ -7,6 +7,7 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -16,27 +17,39 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import __version__
-from .batchjobs import BatchChoice, batch_mode, batch_price_factor, plan_lines
-from .dedup import explain as explain_dedup
 from .errors import EX_ERROR, ConfigError, DigestError
-from .history import history as store_history
-from .history import history_lines, status_lines
-from .history import status as store_status
-from .ingest.sources import read_stdin
-from .jobs import MailChoices, PublishChoices
-from .llm.wiring import degraded_error, plan_table
-from .mail import as_eml
-from .mail import settings_from_env as mail_settings
 from .models import Stats
-from .publishing import unexpected_fault
 from .report import RunReport, report_json, write_report
-from .run import Digest
 from .settings import resolve_settings, setting_sources, starter_config
+
+if TYPE_CHECKING:
+    from .run import Digest
+    from .settings import Settings
+
+
+class _Later:
+    """A library module imported when a command first uses it: `digest --version`, `--help`
+    and the mail hook do not pay for the stages they never run."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module(self._module, __package__), name)
+
+
+_batch = _Later(".batchjobs")
+_dedup = _Later(".dedup")
+_history = _Later(".history")
+_jobs = _Later(".jobs")
+_mail = _Later(".mail")
+_sources = _Later(".ingest.sources")
+_wiring = _Later(".llm.wiring")
 
 app = typer.Typer(
     help="Turn paper listings into a weekly Markdown newsletter, with an LLM or fully offline.",
@@ -208,15 +221,17 @@ def newsletter(
                          batch_api=True if batch_api else None)
         options = digest.options(week, strict=strict, include_published=include_published,
                                  show_rest=not no_rest)
-        choices = PublishChoices(formats, site_url, wait, new_store, catch_up, fail_on_degraded,
-                                 batch=BatchChoice(batch_mode(digest.settings["batch_api"]),
-                                                   resume, batch_output))
+        batching = _batch.BatchChoice(_batch.batch_mode(digest.settings["batch_api"]), resume,
+                                      batch_output)
+        choices = _jobs.PublishChoices(formats, site_url, wait, new_store, catch_up,
+                                       fail_on_degraded, batch=batching)
         done = digest.newsletter(sources or [], options, choices, run,
                                  on_written=lambda path: typer.echo(str(path)), on_note=typer.echo)
         if done.planned and choices.batch is not None and choices.batch.mode is not False:
-            typer.echo(plan_lines(run.llm, batch_price_factor(digest.settings.file)), nl=False)
+            factor = _batch.batch_price_factor(digest.settings.file)
+            typer.echo(_batch.plan_lines(run.llm, factor), nl=False)
         if done.planned:
-            typer.echo(plan_table(run.llm), nl=False)
+            typer.echo(_wiring.plan_table(run.llm), nl=False)
         elif not done.weeks:
             typer.echo(f"nothing to catch up: no records after the last issue, up to "
                        f"{options.week}")
@@ -289,7 +304,7 @@ def dedup(
     with _handled(report, run):
         _require_sources(sources)
         result = _digest(config, format=fmt).dedup(sources or [], strict=strict, report=run)
-        sys.stdout.write(explain_dedup(result, groups=explain))
+        sys.stdout.write(_dedup.explain(result, groups=explain))
 
 
 @app.command()
@@ -315,8 +330,8 @@ def ingest(
         settings = resolve_settings({"format": fmt, "state": state}, config)
         if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
             typer.echo("Reading a listing from the terminal; end it with Ctrl-D.", err=True)
-        data = read_stdin(None) if "-" in (sources or []) else b""
-        kept = Digest(settings).ingest(sources or [], strict=strict, stdin=data)
+        data = _sources.read_stdin(None) if "-" in (sources or []) else b""
+        kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)
         run.errors += kept.errors
         run.counts = Stats(records_read=kept.read)
         typer.echo(f"{kept.added} new record{'s' if kept.added != 1 else ''} kept for the "
@@ -381,14 +396,15 @@ def email(
                          max_papers=max_papers, resolve_ids=resolve_ids, theme_backend=themes,
                          prompts=prompts,
                          templates=templates, base_url=base_url, timeout=timeout)
-        mail = mail_settings(sender=sender, recipients=to or (), host=smtp_host, port=smtp_port)
-        choices = MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
+        mail = _mail.settings_from_env(sender=sender, recipients=to or (), host=smtp_host,
+                                       port=smtp_port)
+        choices = _jobs.MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
         mailed = digest.email(sources or [], options, choices, run)
         if mailed.already:
             typer.echo(mailed.already)
         elif eml and mailed.message is not None:
-            sys.stdout.buffer.write(as_eml(mailed.message))
+            sys.stdout.buffer.write(_mail.as_eml(mailed.message))
             sys.stdout.flush()
         elif mailed.message is not None:
             typer.echo(f"sent {mailed.message['Subject']} to {', '.join(mail.recipients)} "
@@ -404,8 +420,8 @@ def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag
     """The store at a glance: run lock holder, pending issue, inbox, next and last issue,
     last sending."""
     with _handled(None, RunReport()):
-        data = store_status(Path(resolve_settings({"state": state}, config)["state"]))
-        _print(data, status_lines(data), as_json)
+        data = _history.status(Path(resolve_settings({"state": state}, config)["state"]))
+        _print(data, _history.status_lines(data), as_json)
 
 
 @app.command()
@@ -413,8 +429,8 @@ def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFla
             ) -> None:
     """Every published issue: week, papers, files, when, and whom it was sent to."""
     with _handled(None, RunReport()):
-        rows = store_history(Path(resolve_settings({"state": state}, config)["state"]))
-        _print(rows, history_lines(rows), as_json)
+        rows = _history.history(Path(resolve_settings({"state": state}, config)["state"]))
+        _print(rows, _history.history_lines(rows), as_json)
 
 
 @app.command("config")
@@ -446,9 +462,9 @@ def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bo
     """True when the run ends before writing: a dry run prints its plan instead; with
     --fail-on-degraded an issue partly summarised offline is an error (exit 75)."""
     if dry_run:
-        typer.echo(plan_table(run.llm), nl=False)
+        typer.echo(_wiring.plan_table(run.llm), nl=False)
         return True
-    error = degraded_error(run.llm) if fail_on_degraded else None
+    error = _wiring.degraded_error(run.llm) if fail_on_degraded else None
     if error is not None:
         raise error
     return False
@@ -458,10 +474,16 @@ def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bo
 
 
 
+def _run_of(settings: Settings, dry_run: bool = False) -> Digest:
+    from .run import Digest
+
+    return Digest(settings, dry_run=dry_run)
+
+
 def _digest(config: Path | None, dry_run: bool = False, **flags: Any) -> Digest:
     """The library's run, from the flags given (None: not given), the environment and the
     config file: every command resolves its settings here, once."""
-    return Digest(resolve_settings(flags, config), dry_run=dry_run)
+    return _run_of(resolve_settings(flags, config), dry_run=dry_run)
 
 
 def _require_sources(sources: list[str] | None) -> None:
@@ -481,7 +503,8 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     except (DigestError, OSError, sqlite3.Error) as caught:
         if os.environ.get("DIGEST_RAISE_ERRORS"):
             raise
-        error = caught if isinstance(caught, DigestError) else unexpected_fault(caught)
+        error = (caught if isinstance(caught, DigestError)
+                 else _Later(".publishing").unexpected_fault(caught))
         run.errors.append(str(error))
         typer.echo(f"Error: {error}{_flag_hint(error)}", err=True)
         code = error.exit_code

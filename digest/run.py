@@ -17,24 +17,24 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import digest_home
-from .dedup import DedupResult
 from .errors import ConfigError, StateError
-from .inbox import Kept, ingest
-from .ingest import ingest_limits
-from .jobs import MailChoices, Mailed, PublishChoices, Published, mail_issue, publish
+from .ingest.limits import ingest_limits
 from .links import is_web_url
-from .llm import ChatBackend
-from .llm.wiring import LLMChoices, asks_a_model, llm_setup
-from .outputs import past_issues
-from .pipeline import Built, Options, build_issue, dedup_sources
-from .publishing import archive_history
 from .report import RunReport
 from .settings import Settings, resolve_settings
 from .state import Store
-from .themes import make_theme_backend
 from .weeks import resolve_week
+
+if TYPE_CHECKING:  # the jobs import their stages when a method runs: `digest ingest -`
+    from .dedup import DedupResult  # (a mail hook) loads no theme, summary or render code
+    from .inbox import Kept
+    from .jobs import MailChoices, Mailed, PublishChoices, Published
+    from .llm import ChatBackend
+    from .llm.wiring import LLMChoices
+    from .pipeline import Built, Options
 
 logger = logging.getLogger("digest")
 
@@ -59,6 +59,8 @@ class Digest:
     def options(self, week: str | None = None, *, strict: bool = False,
                 include_published: bool = False, show_rest: bool = True) -> Options:
         """The pipeline's options for one week (``None``: this week; ``last``: the last one)."""
+        from .pipeline import Options
+
         s = self.settings
         return Options(week=resolve_week(week_name(week)), fmt=s["format"], strict=strict,
                        include_published=include_published, max_themes=s["max_themes"],
@@ -79,6 +81,12 @@ class Digest:
         issue will be published in) its earlier issues give the rising themes, so that
         ``Built.markdown`` is exactly the file ``write_issue`` writes there. ``wrap_backend``
         replaces the LLM backend for this build (``digest.batchjobs`` plans with a recorder)."""
+        from .llm.wiring import llm_setup
+        from .outputs import past_issues
+        from .pipeline import build_issue
+        from .publishing import archive_history
+        from .themes import make_theme_backend
+
         s = self.settings
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(self.llm_choices(), s.file) as llm:
@@ -98,6 +106,8 @@ class Digest:
         written. The model's answers (and the prompts' nonce, so that the same question is
         the same prompt) are kept in ``$DIGEST_HOME/summarize-cache.sqlite``, so asking twice
         does not pay twice; ``cache=False`` (and a dry run) keeps nothing."""
+        from .llm.wiring import asks_a_model
+
         options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
         wanted = cache and not self.dry_run and asks_a_model(self.llm_choices(),
                                                              self.settings.file)
@@ -111,6 +121,8 @@ class Digest:
         """``digest newsletter``: the week's issue published in the output folder, under the
         store's run lock (see ``digest.jobs.publish``); ``on_note`` hears of Batch API jobs
         submitted or still running (nothing published for their week yet)."""
+        from .jobs import PublishChoices, publish
+
         return publish(self, sources, options, choices or PublishChoices(),
                        report or RunReport(), on_written, on_note)
 
@@ -118,22 +130,30 @@ class Digest:
               report: RunReport | None = None) -> Mailed:
         """``digest email``: the week's issue as one MIME message, sent once (see
         ``digest.jobs.mail_issue``)."""
+        from .jobs import mail_issue
+
         return mail_issue(self, sources, options, choices, report or RunReport())
 
     def ingest(self, sources: Sequence[str], *, strict: bool = False,
                stdin: bytes | str = b"") -> Kept:
         """``digest ingest``: keep the listings' records in the store's inbox for the next
         issue (``-`` in ``sources`` reads the bytes ``stdin``, e.g. one listing e-mail)."""
+        from .inbox import ingest
+
         return ingest(Path(self.settings["state"]), sources, fmt=self.settings["format"],
                       strict=strict, limits=ingest_limits(self.settings.file), stdin=stdin)
 
     def dedup(self, sources: Sequence[str], *, strict: bool = False,
               report: RunReport | None = None) -> DedupResult:
         """``digest dedup``: ingest and merge only."""
+        from .pipeline import dedup_sources
+
         return dedup_sources(sources, fmt=self.settings["format"], strict=strict, report=report,
                              limits=ingest_limits(self.settings.file))
 
     def llm_choices(self) -> LLMChoices:
+        from .llm.wiring import LLMChoices
+
         s = self.settings
         return LLMChoices(s["backend"], s["model"], s["base_url"], s["timeout"],
                           s["concurrency"], s["max_cost"], s["max_tokens"], s["deadline"],

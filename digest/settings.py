@@ -18,10 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from .config import CONFIG_KEYS, ENV_KEYS, load_config
 from .errors import ConfigError
 from .home import digest_home
-from .ingest.limits import ingest_limits
 from .links import ARXIV_API
-from .relevance import parse_profile
-from .themes import parse_sections
 
 MASK = "********"
 
@@ -127,6 +124,12 @@ def checked_tables(file: Mapping[str, Any], config_path: Path | None) -> dict[st
     """The config file with each table checked by the stage that reads it: ``[[themes]]``
     becomes ``Section``s, ``[profile]`` a ``Profile`` (library paths relative to the file),
     ``[limits]`` is checked and kept as written."""
+    if not {"themes", "limits", "profile"} & set(file):
+        return dict(file)
+    from .ingest.limits import ingest_limits  # the stages, only when their tables are there
+    from .relevance import parse_profile
+    from .themes import parse_sections
+
     checked = dict(file)
     where = str(config_path)
     if "themes" in file:

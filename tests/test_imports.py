@@ -25,6 +25,15 @@ def test_importing_the_cli_loads_no_heavy_package():
     assert not {name for name in HEAVY if name in loaded}
 
 
+def test_importing_the_cli_or_the_package_loads_no_stage():
+    """`digest --version`, `--help` and the mail hook pay for no stage they do not run."""
+    stages = {"digest.jobs", "digest.pipeline", "digest.ingest", "digest.dedup", "digest.themes",
+              "digest.summarize", "digest.render", "jinja2"}
+    assert not stages & _loaded_after("import digest.cli")
+    loaded = _loaded_after("import digest; digest.Digest")  # a public name loads on use
+    assert {"digest.run", "digest.pipeline"} <= loaded
+
+
 def test_the_heavy_packages_still_load_where_they_are_used():
     """The check above can fail: the same probe sees them once a stage is used."""
     loaded = _loaded_after("import digest.themes as t; t.TfidfThemes; "
