@@ -30,8 +30,8 @@ def test_importing_the_cli_or_the_package_loads_no_stage():
     stages = {"digest.jobs", "digest.pipeline", "digest.ingest", "digest.dedup", "digest.themes",
               "digest.summarize", "digest.render", "jinja2"}
     assert not stages & _loaded_after("import digest.cli")
-    loaded = _loaded_after("import digest; digest.Digest")  # a public name loads on use
-    assert {"digest.run", "digest.pipeline"} <= loaded
+    assert "digest.run" in _loaded_after("import digest; digest.Digest")  # loads on use
+    assert "digest.pipeline" in _loaded_after("import digest; digest.build_issue")
 
 
 def test_the_heavy_packages_still_load_where_they_are_used():
