@@ -93,8 +93,9 @@ def parse_formats(value: str | Sequence[str] | None) -> tuple[str, ...]:
     wanted = {name.strip().lower() for name in names if name.strip()}
     unknown = sorted(wanted - set(FORMATS))
     if unknown:
-        raise ConfigError(f"--formats: unknown format {', '.join(unknown)}; choose from "
-                          f"{', '.join(FORMATS)} (comma-separated, e.g. md,html,txt)")
+        raise ConfigError(f"formats: unknown format {', '.join(unknown)}; choose from "
+                          f"{', '.join(FORMATS)} (comma-separated, e.g. md,html,txt)",
+                          setting="formats")
     return tuple(fmt for fmt in FORMATS if fmt == "md" or fmt in wanted)
 
 
@@ -168,8 +169,8 @@ def feed_base(site_url: str | None) -> Trusted | None:
         return None
     url = safe_url(site_url)
     if url is None:
-        raise ConfigError(f"--site-url {site_url!r}: expected an http(s) URL such as "
-                          "https://example.org/digest/")
+        raise ConfigError(f"site URL {site_url!r}: expected an http(s) URL such as "
+                          "https://example.org/digest/", setting="site_url")
     return Trusted(url if url.endswith("/") else url + "/")
 
 

@@ -135,7 +135,7 @@ def output_fault(out: Path, error: OSError, state: str) -> StateError:
         return StateUnavailable(f"{where}: cannot write ({what}); {state}: free space or make "
                                 "the disk writable, then run again")
     return StateError(f"{where}: cannot write ({what}); {state}: fix the folder's "
-                      "permissions or pass another --out")
+                      "permissions or choose another output folder", setting="out")
 
 
 def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:
@@ -150,7 +150,7 @@ def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:
 
 def refuse_lost_store(store: Store, out: Path) -> None:
     """A store that knows no issue beside an output folder that has some was lost or
-    truncated: using it would publish every paper again. ``--new-store`` skips this."""
+    truncated: using it would publish every paper again. ``new_store`` skips this."""
     if store.issues() or store.pending():
         return
     weeks = sorted(load_history(out)) or sorted(p.stem for p in _issue_files(out))
@@ -158,8 +158,8 @@ def refuse_lost_store(store: Store, out: Path) -> None:
         raise StateError(
             f"{store.path} holds no issue, but {out} already has {len(weeks)} "
             f"({weeks[0]} … {weeks[-1]}): a missing or new store would publish their papers "
-            "again. Pass --state with the store those issues came from (or restore it from a "
-            "backup), or --new-store to start a new store anyway")
+            "again. Use the store those issues came from (or restore it from a backup), or "
+            "allow a new store anyway", setting="new_store")
 
 
 def _issue_files(out: Path) -> list[Path]:

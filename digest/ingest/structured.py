@@ -121,7 +121,7 @@ def parse_jsonl(text: str, source: str) -> Parsed:
     if bad and not head:
         raise SourceError(source, f"no line is a JSON object ({bad[0][1]})", line=bad[0][0],
                           fix="each line must be one complete JSON object; "
-                              "for a single document use --format json")
+                              "for a single document set the format to json")
     parsed = records_from(itertools.chain(head, rows), source,
                           _flavour([r[2] for r in head], "jsonl"))
     parsed.warnings += [_bad_line(source, number, msg, number == lines[0])
