@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, StateError
+from .files import write_atomic
 from .models import Issue
 from .render import (
     FORMATS,
@@ -32,12 +33,11 @@ from .render import (
     PastTheme,
     Renderer,
     Trusted,
-    clean_text,
     issue_view,
+    one_line,
     past_themes,
     safe_url,
 )
-from .report import write_atomic
 from .weeks import date_range, parse_week
 
 logger = logging.getLogger("digest.outputs")
@@ -187,11 +187,11 @@ def history_entry(issue: Issue) -> HistoryEntry:
     view = issue_view(issue)
     return HistoryEntry(
         week=issue.week, papers=sum(len(s.papers) for s in issue.sections),
-        intro=clean_text(view.intro if view.sections else view.empty_reason),
-        themes=tuple(replace(theme, title=clean_text(theme.title),
-                             keywords=tuple(map(clean_text, theme.keywords)))
+        intro=one_line(view.intro if view.sections else view.empty_reason),
+        themes=tuple(replace(theme, title=one_line(theme.title),
+                             keywords=tuple(map(one_line, theme.keywords)))
                      for theme in past_themes(issue)),
-        tldr=tuple((clean_text(item.theme), clean_text(item.text)) for item in view.tldr))
+        tldr=tuple((one_line(item.theme), one_line(item.text)) for item in view.tldr))
 
 
 def archive(out: Path, history: dict[str, HistoryEntry], base: str | None, *,

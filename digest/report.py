@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic
 from .models import Stats
-
-
-def _read_umask() -> int:
-    mask = os.umask(0o022)  # the only way to read it; set back at once, at import time
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _read_umask()
 
 
 @dataclass
@@ -49,46 +38,6 @@ class RunReport:
         if not self.batch:  # only a run that collected a Batch API job has this block
             del data["batch"]
         return data
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder, fsync, then rename: never half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        os.fchmod(fd, _mode_for(path))  # mkstemp's 0600 would hide a published page
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _mode_for(path: Path) -> int:
-    """The mode of the file being replaced, or rw-r--r-- less the umask for a new one."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        return 0o644 & ~_UMASK
 
 
 def report_json(report: RunReport) -> str:

@@ -24,8 +24,8 @@ from . import offline
 from .chunk import Budget
 from .llm.answers import (
     INTRO_SCHEMA,
-    MAX_TITLE_CHARS,
-    MAX_TITLE_WORDS,
+    MAX_THEME_TITLE_CHARS,
+    MAX_THEME_TITLE_WORDS,
     MERGE_SCHEMA,
     SUMMARY_SCHEMA,
     BatchAnswer,
@@ -236,7 +236,7 @@ class Summarizer:
 
     def _style(self) -> dict[str, object]:
         return {"summary_sentences": SUMMARY_SENTENCES, "gist_words": GIST_WORDS,
-                "title_chars": MAX_TITLE_CHARS, "title_words": MAX_TITLE_WORDS - 2}
+                "title_chars": MAX_THEME_TITLE_CHARS, "title_words": MAX_THEME_TITLE_WORDS - 2}
 
     def _context(self, theme: Theme, titles: list[str]) -> Context:
         """What a theme's answers are checked against: its words, and the instructions."""

@@ -13,7 +13,7 @@ import pytest
 
 from digest.errors import TemplateError
 from digest.outputs import publish
-from digest.render import Renderer, clean_text, escape_markdown, plain_text, safe_url
+from digest.render import Renderer, escape_markdown, one_line, plain_text, safe_url
 
 from .render_samples import (
     HOSTILE,
@@ -53,7 +53,7 @@ def one_of_each(text: str):
 def test_markdown_shows_hostile_text_as_typed_and_nothing_more(text):
     markdown = Renderer().markdown(one_of_each(text))
     tokens = md_tokens(markdown)
-    shown = clean_text(text)
+    shown = one_line(text)
     assert not FORBIDDEN_MD & {t.type for t in tokens}, markdown
     assert only_own_html(tokens), markdown
     assert only_bars_in_code(tokens)
@@ -111,10 +111,10 @@ def test_markdown_paper_lines_read_back_as_title_authors_and_gist():
     items = paper_items(tokens)
     for section in issue.sections:
         for p in section.papers:
-            expected = clean_text(p.title)
+            expected = one_line(p.title)
             line = next(text for text in items if text.startswith(expected))
-            assert clean_text(section.summary.gists[p.id]) in line
-    first = next(text for text in items if text.startswith(clean_text(issue.sections[0]
+            assert one_line(section.summary.gists[p.id]) in line
+    first = next(text for text in items if text.startswith(one_line(issue.sections[0]
                                                                       .papers[0].title)))
     assert "(# Ann Author, <b>Bob</b> and [C](http://evil.example); in 3 listings)" in first
 
@@ -166,7 +166,7 @@ def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
 def test_html_shows_hostile_text_as_text(text):
     html = Renderer().html(one_of_each(text))
     page = read_html(html)
-    shown = clean_text(text)
+    shown = one_line(text)
     assert {e.tag for e in page.elements} <= HTML_TAGS, html
     assert not [name for e in page.elements for name in e.attrs if name.startswith("on")]
     hrefs = [e.attrs["href"] for e in page.elements if e.tag == "a"]
@@ -185,7 +185,7 @@ def test_html_links_only_http_urls_of_ingested_records():
     assert {h for h in hrefs if not h.startswith("#")} == allowed
     assert not [e for e in page.elements if e.attrs.get("src")]
     links = [e.text for e in page.elements if e.tag == "a" and e.attrs["href"] in allowed]
-    assert links == [clean_text(p.title) for s in issue.sections for p in s.papers]
+    assert links == [one_line(p.title) for s in issue.sections for p in s.papers]
 
 
 def test_autoescape_is_on_for_html_templates_a_user_provides(tmp_path):
@@ -220,12 +220,12 @@ def test_feed_is_valid_xml_and_its_html_content_has_no_markup_from_titles(tmp_pa
     root = ET.fromstring((tmp_path / "feed.xml").read_bytes())
     entry = root.find(f"{ATOM}entry")
     assert entry is not None
-    assert entry.findtext(f"{ATOM}summary") == clean_text(issue.intro)
+    assert entry.findtext(f"{ATOM}summary") == one_line(issue.intro)
     content = entry.findtext(f"{ATOM}content") or ""
     inner = read_html(content)
     assert {e.tag for e in inner.elements} <= {"p", "ul", "li", "strong", "a", "wbr"}
     assert [e.attrs["href"] for e in inner.elements if e.tag == "a"] == ["2026-W47.html"]
-    assert clean_text(issue.intro) in "".join(inner.text)
+    assert one_line(issue.intro) in "".join(inner.text)
     assert not BIDI.search((tmp_path / "feed.xml").read_text())
 
 

@@ -20,7 +20,6 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 from ..errors import SourceError
 from ..home import digest_home
 from ..redaction import url_for_logs
+from ..retry_after import parse_retry_after
 from .base import MAX_SOURCE_BYTES, describe
 from .http_cache import Entry, HttpCache
 
@@ -196,7 +196,7 @@ class Fetcher:
             return Fetched(cached[1], cached[0].content_type, from_cache=True)
         if status in RETRY_STATUSES:
             raise _Transient(f"HTTP {status} {response.reason_phrase}".strip(),
-                             _retry_after(response.headers.get("retry-after")))
+                             parse_retry_after(response.headers.get("retry-after")))
         if not response.is_success:
             raise SourceError(shown, f"the server answered HTTP {status} "
                               f"{response.reason_phrase}".rstrip(),
@@ -239,15 +239,3 @@ def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                                   "fetch_deadline in the config if the server is just slow)")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds, given as seconds or as an HTTP date."""
-    if not value:
-        return None
-    if value.strip().isdigit():
-        return float(value)
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None

@@ -12,11 +12,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from ..files import write_atomic
 
 _MAX_AGE = re.compile(r"max-age\s*=\s*(\d+)")
 _FRESHNESS_CAP_S = 86_400
@@ -68,7 +69,7 @@ class HttpCache:
                       content_type=headers.get("content-type"))
         meta, body_path = self._paths(url)
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic(body_path, body)
+        write_atomic(body_path, body)
         self._write_meta(meta, entry)
         self.prune()
 
@@ -91,7 +92,7 @@ class HttpCache:
                 continue
 
     def _write_meta(self, path: Path, entry: Entry) -> None:
-        _write_atomic(path, json.dumps(asdict(entry)).encode())
+        write_atomic(path, json.dumps(asdict(entry)).encode())
         os.utime(path, (entry.stored_at, entry.stored_at))  # prune() reads the mtime
 
     def _paths(self, url: str) -> tuple[Path, Path]:
@@ -104,14 +105,3 @@ def _max_age(control: str) -> float:
         return 0.0
     match = _MAX_AGE.search(control)
     return float(min(int(match[1]), _FRESHNESS_CAP_S)) if match else 0.0
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

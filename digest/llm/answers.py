@@ -35,8 +35,8 @@ from ..textsafety import clean_untrusted, find_address
 
 MAX_SUMMARY_CHARS = 1_200
 MAX_GIST_CHARS = 400
-MAX_TITLE_CHARS = 60
-MAX_TITLE_WORDS = 8
+MAX_THEME_TITLE_CHARS = 60
+MAX_THEME_TITLE_WORDS = 8
 MAX_INTRO_CHARS = 700
 MAX_TLDR_CHARS = 200
 MAX_DEPTH = 8  # the answer formats nest 3 deep (object > gists > item)
@@ -301,7 +301,8 @@ def clean_title(value: Any, context: Context | None = None) -> str | None:
     if not isinstance(value, str):
         return None
     title = clean_untrusted(value).strip("\"'“”‘’ ").rstrip(".")
-    if not title or len(title) > MAX_TITLE_CHARS or len(title.split()) > MAX_TITLE_WORDS:
+    if (not title or len(title) > MAX_THEME_TITLE_CHARS
+            or len(title.split()) > MAX_THEME_TITLE_WORDS):
         return None
     if _MARKUP.search(title) or _CITATION.search(title) or not re.search(r"[^\W\d_]", title):
         return None

@@ -9,15 +9,14 @@ which become messages that say what to fix.
 
 from __future__ import annotations
 
-import email.utils
 import random
-import time
 from collections.abc import Callable
 
 import openai
 from tenacity import RetryCallState
 
 from ..errors import LLMError, LLMUnavailable
+from ..retry_after import parse_retry_after
 from ..textsafety import clean_untrusted
 from .base import BackendSettings, DeadlineReached, QuotaExhausted, RequestRejected
 from .pacing import DEADLINE, FIRST_CALL, FITTED, USER_TIMEOUT, Limit
@@ -53,18 +52,7 @@ def retry_after(error: BaseException) -> float:
             return max(0.0, float(millis) / 1000)
         except ValueError:
             pass
-    value = response.headers.get("retry-after")
-    if not value:
-        return 0.0
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return max(0.0, moment.timestamp() - time.time())
+    return parse_retry_after(response.headers.get("retry-after")) or 0.0
 
 
 def backoff_wait(jitter: Callable[[float, float], float] = random.uniform

@@ -7,13 +7,13 @@ format (``escape``), the templates see a ready-made view of the issue
 and the themes that rose since earlier issues (``rising``).
 """
 
-from .escape import clean_text, escape_markdown, github_slug, html_text, plain_text, safe_url
+from .escape import escape_markdown, github_slug, html_text, one_line, plain_text, safe_url
 from .renderer import FORMATS, TEMPLATES_DIR, Renderer
 from .rising import PastIssue, PastTheme, Rising, RisingTheme, rising_themes
 from .view import IssueView, Trusted, issue_view, past_themes
 
 __all__ = [
     "FORMATS", "TEMPLATES_DIR", "IssueView", "PastIssue", "PastTheme", "Renderer", "Rising",
-    "RisingTheme", "Trusted", "clean_text", "escape_markdown", "github_slug", "html_text",
+    "RisingTheme", "Trusted", "one_line", "escape_markdown", "github_slug", "html_text",
     "issue_view", "past_themes", "plain_text", "rising_themes", "safe_url",
 ]

@@ -47,7 +47,7 @@ _LATEX_MACRO = re.compile(r"\\([A-Za-z]+)\*?(?:\{([^{}\\]*)\})?")
 _LATEX_STAR = re.compile(r"\^\{?\*\}?")
 
 
-def clean_text(text: object) -> str:
+def one_line(text: object) -> str:
     """One line of text: whitespace collapsed, control and bidi-override characters removed,
     LaTeX macros turned into words."""
     text = _INVISIBLE.sub("", " ".join(str(text).split()))
@@ -59,7 +59,7 @@ def clean_text(text: object) -> str:
 def escape_markdown(text: object) -> str:
     """Plain text that Markdown shows as typed: one line, nothing that makes markup or links,
     and a backslash only where a character would otherwise make markup at its position."""
-    text = _MD_ALWAYS.sub(r"\\\1", clean_text(text))
+    text = _MD_ALWAYS.sub(r"\\\1", one_line(text))
     lone_star = text.count("*") == 1
     text = _CONTEXT.sub(lambda m: m[0] if _harmless(m, lone_star) else "\\" + m[0], text)
     if text.count("~") > 1:
@@ -81,12 +81,12 @@ def _harmless(match: re.Match[str], lone_star: bool) -> bool:
 def plain_text(text: object) -> str:
     """One line for a plain-text mail, ``https://x`` defanged to ``https[:]//x``, ``www.`` to
     ``www[.]``, ``a@b`` to ``a[@]b``."""
-    return _AUTOLINK.sub(lambda match: f"[{match[0][0]}]{match[0][1:]}", clean_text(text))
+    return _AUTOLINK.sub(lambda match: f"[{match[0][0]}]{match[0][1:]}", one_line(text))
 
 
 def html_text(text: object) -> Markup:
     """Escaped HTML text with an invisible ``<wbr>`` inside URL-like runs, so nothing linkifies."""
-    escaped = str(escape(clean_text(text)))
+    escaped = str(escape(one_line(text)))
     return Markup(_AUTOLINK.sub(lambda match: f"{match[0][0]}<wbr>{match[0][1:]}", escaped))
 
 

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from ..errors import ConfigError, TemplateError
 from ..models import Issue
-from .escape import clean_text, escape_markdown, html_text, plain_text
+from .escape import escape_markdown, html_text, one_line, plain_text
 from .rising import PastIssue
 from .view import Trusted, issue_view
 
@@ -49,7 +49,7 @@ def _finalize_html(value: object) -> object:
 
 
 def _finalize_xml(value: object) -> object:
-    return value if isinstance(value, (Markup, Trusted)) else clean_text(value)
+    return value if isinstance(value, (Markup, Trusted)) else one_line(value)
 
 
 _FINALIZE: dict[str, Callable[[object], object]] = {

@@ -14,7 +14,7 @@ from ..links import paper_link
 from ..models import Issue, IssueSection, Paper, Stats
 from ..weeks import date_range
 from .chart import Chart, bar_chart, shorten
-from .escape import clean_text, github_slug, safe_url
+from .escape import github_slug, one_line, safe_url
 from .rising import PastIssue, PastTheme, Rising, rising_themes, term_profiles
 
 TLDR_MAX = 5  # themes in the TL;DR, largest first
@@ -125,7 +125,7 @@ def section_views(issue: Issue) -> tuple[SectionView, ...]:
     views = []
     for number, section in enumerate(issue.sections, start=1):
         title = section_title(section)
-        anchor = github_slug(clean_text(title), taken, fallback=f"theme-{number}")
+        anchor = github_slug(one_line(title), taken, fallback=f"theme-{number}")
         papers = tuple(paper_view(p, section.summary.gists.get(p.id, ""), f"{number}.{place}",
                                   reasons=issue.reasons.get(p.id, ()))
                        for place, p in enumerate(section.papers, start=1))
@@ -148,7 +148,7 @@ def summary_parts(section: IssueSection, papers: Sequence[PaperView]) -> tuple[S
 
 
 def _cite(paper: Paper, entry: PaperView) -> Cite:
-    return Cite(shorten(clean_text(short_name(paper.title)), CITE_CHARS), entry.anchor, entry.ref)
+    return Cite(shorten(one_line(short_name(paper.title)), CITE_CHARS), entry.anchor, entry.ref)
 
 
 def short_name(title: str) -> str:
@@ -174,7 +174,7 @@ def paper_view(paper: Paper, gist: str, ref: str = "",
 
 def authors_line(authors: Sequence[str]) -> str:
     """'A, B and C', or 'A, B, C et al.' when there are more than three."""
-    names = [clean_text(name) for name in authors if clean_text(name)]
+    names = [one_line(name) for name in authors if one_line(name)]
     if len(names) > AUTHORS_SHOWN:
         return ", ".join(names[:AUTHORS_SHOWN]) + " et al."
     if len(names) <= 1:
@@ -187,7 +187,7 @@ def tldr(issue: Issue, sections: Sequence[SectionView]) -> tuple[Highlight, ...]
     the backend's words when it wrote a TL;DR line, else from the theme's terms and papers."""
     return tuple(
         Highlight(view.title, view.anchor, len(view.papers),
-                  shorten(clean_text(section.summary.tldr or theme_gloss(section, view.title)),
+                  shorten(one_line(section.summary.tldr or theme_gloss(section, view.title)),
                           TLDR_CHARS))
         for section, view in zip(issue.sections[:TLDR_MAX], sections, strict=False))
 
