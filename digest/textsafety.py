@@ -119,3 +119,14 @@ def _punycode(label: str) -> str:
         return "xn--" + label.encode("punycode").decode("ascii")
     except UnicodeError:
         return ""
+
+
+def ellipsize(text: str, limit: int) -> str:
+    """At most ``limit`` characters, the last an ellipsis when something was cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def untrusted_preview(text: object, limit: int) -> str:
+    """A bit of untrusted text (a server's error body, a model's answer) as a log or a message
+    shows it: cleaned like all untrusted text, then cut to ``limit`` characters."""
+    return ellipsize(clean_untrusted(str(text)[:limit * 4]), limit)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import LLMError
 from ..redaction import mask_secret
-from ..textsafety import clean_untrusted
+from ..textsafety import untrusted_preview
 from .answers import parse_json_answer
 from .base import Completion, Message
 
@@ -109,5 +109,5 @@ def log_rejected(call: Call, completion: Completion | None, problems: tuple[str,
 
 def shown_answer(text: str, limit: int = LOGGED_ANSWER_CHARS) -> str:
     """A model's answer as a log shows it: secrets masked, cleaned, cut to ``limit``."""
-    text = clean_untrusted(mask_secret(text[:limit * 4], os.environ.get("OPENAI_API_KEY")))
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return untrusted_preview(mask_secret(text[:limit * 4], os.environ.get("OPENAI_API_KEY")),
+                             limit)

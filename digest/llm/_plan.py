@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..textsafety import ellipsize
 from ._stats import LLMStats
 
 
@@ -37,19 +38,15 @@ def plan_table(llm: LLMStats | Mapping[str, Any]) -> str:
         return lines[0] + f" The {stats.backend} backend would make no LLM calls.\n"
     lines.append(f"{'task':<8} {'theme':<40} {'prompt':>7} {'output':>7} {'USD':>9}")
     for row in rows:
-        lines.append(f"{row.task:<8} {_cut(row.label, 40):<40} {row.prompt_tokens:>7} "
+        lines.append(f"{row.task:<8} {ellipsize(row.label, 40):<40} {row.prompt_tokens:>7} "
                      f"{row.output_tokens:>7} {row.cost_usd:>9.4f}")
     prompt = sum(row.prompt_tokens for row in rows)
     output = sum(row.output_tokens for row in rows)
     cost = sum(row.cost_usd for row in rows)
-    lines.append(f"{'total':<8} {_cut(f'{len(rows)} calls', 40):<40} {prompt:>7} {output:>7} "
+    lines.append(f"{'total':<8} {ellipsize(f'{len(rows)} calls', 40):<40} {prompt:>7} {output:>7} "
                  f"{cost:>9.4f}")
     if stats.cache_hits:
         lines.append(f"{stats.cache_hits} answers are already in the cache and cost nothing.")
     lines.append("Output tokens are estimates (the model decides); a merge's prompt is "
                  "estimated from offline summaries.")
     return "\n".join(lines) + "\n"
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"

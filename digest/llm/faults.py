@@ -17,7 +17,7 @@ from tenacity import RetryCallState
 
 from ..errors import LLMError, LLMUnavailable
 from ..retry_after import parse_retry_after
-from ..textsafety import clean_untrusted
+from ..textsafety import untrusted_preview
 from .base import BackendSettings, DeadlineReached, QuotaExhausted, RequestRejected
 from .pacing import DEADLINE, FIRST_CALL, FITTED, USER_TIMEOUT, Limit
 
@@ -142,5 +142,4 @@ def _status_error(error: openai.APIStatusError, where: str, settings: BackendSet
 
 def _short(message: str, limit: int = 200) -> str:
     """The server's own words, cleaned (they reach logs and the run report) and cut short."""
-    message = clean_untrusted(str(message)[:limit * 4])
-    return message if len(message) <= limit else message[:limit - 1] + "…"
+    return untrusted_preview(message, limit)

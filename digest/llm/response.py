@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from ..textsafety import clean_untrusted
+from ..textsafety import untrusted_preview
 from .base import AnswerUnreadable, Completion
 
 MAX_BODY_BYTES = 4_000_000  # an answer is a few kB; 16k output tokens are ~100 kB of JSON
@@ -90,5 +90,4 @@ def _count(value: Any) -> int:
 
 
 def _preview(text: str, limit: int = 40) -> str:
-    text = clean_untrusted(text[:limit * 4])
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return untrusted_preview(text, limit)
