@@ -15,7 +15,7 @@ import unicodedata
 
 from .latex import strip_latex
 
-__all__ = ["clean_text", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
+__all__ = ["clean_text", "singular", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
            "ARXIV_ID"]
 
 # Zero-width characters, bidi controls, BOM, soft hyphen, interlinear annotation marks
@@ -112,3 +112,13 @@ def find_arxiv_id(text: str | None) -> tuple[str, str] | None:
 
 def arxiv_abs_url(arxiv_id: str, version: str = "") -> str:
     return f"https://arxiv.org/abs/{arxiv_id}{version}"
+
+
+def singular(word: str) -> str:
+    """A lower-case word's crude singular, to fold "agents" into "agent" and "studies" into
+    "study" (never "process", "status" or "analysis"): the one rule every stage uses."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from digest.models import CitedText, Paper, SummarySegment
+from .models import CitedText, Paper, SummarySegment
+from .normalize import singular
 
 __all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary",
            "theme_tldr"]
@@ -544,15 +545,7 @@ def content_terms(text: str) -> list[str]:
 
 def _tokens(text: str) -> list[str]:
     words = _WORD.findall(text.lower())
-    return [_stem(w) for w in words if w not in _STOPWORDS and len(w) > 1 and not w.isdigit()]
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    return [singular(w) for w in words if w not in _STOPWORDS and len(w) > 1 and not w.isdigit()]
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:

@@ -148,3 +148,10 @@ def test_clean_text_bounds_its_work_on_hostile_input():
     assert len(clean_text("word " * 100_000)) <= MAX_CLEAN_CHARS
     nested = clean_text("\\emph{" * 5_000 + "x" + "}" * 5_000)  # rounds are capped: no hang
     assert "x" in nested and nested.count("\\emph{") < 5_000  # partly undone, and finished
+
+
+def test_one_singular_rule_for_every_stage():
+    from digest.normalize import singular
+    assert [singular(w) for w in ("agents", "studies", "process", "status", "analysis",
+                                  "gas")] == ["agent", "study", "process", "status", "analysis",
+                                              "gas"]

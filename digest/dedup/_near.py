@@ -17,6 +17,7 @@ from functools import cached_property, lru_cache
 
 from rapidfuzz import fuzz
 
+from ..normalize import singular
 from ._boilerplate import NEAR_IDENTICAL, SHARED_BY
 from ._shingles import Packed, signatures, token_hash, token_hashes
 from ._shingles import candidate_pairs as lsh_pairs
@@ -135,7 +136,7 @@ class Side:
 
     @cached_property
     def title_stems(self) -> frozenset[str]:
-        return frozenset(_stem(w) for w in self.title_words)
+        return frozenset(singular(w) for w in self.title_words)
 
 
 def abstract_content(words: Iterable[str]) -> list[str]:
@@ -330,16 +331,12 @@ def _own_words(a: Side, b: Side) -> set[str]:
     their_titles, their_stems = b.title_words, b.title_stems
     words_a, words_b = a.words, b.words
     return {w for w in content_words(a.title_words)
-            if len(w) > 2 and (stem := _stem(w)) not in their_stems
+            if len(w) > 2 and (stem := singular(w)) not in their_stems
             and _says(words_a, stem) and not _says(words_b, stem)
             and not any(w in their_word for their_word in their_titles)}
 
 
 def _says(words: frozenset[int], stem: str) -> bool:
     """Whether a word of an abstract has this stem ("widget": widget, widgets)."""
-    return (_stem(stem) == stem and token_hash(stem) in words) or (
+    return (singular(stem) == stem and token_hash(stem) in words) or (
         len(stem) >= 3 and token_hash(stem + "s") in words)
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word

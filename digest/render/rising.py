@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..models import Paper
+from ..normalize import singular
 from ..offline import content_terms
 
 WINDOW = 4
@@ -151,8 +152,4 @@ def _matches(theme: PastTheme, past: PastIssue) -> list[PastTheme]:
 def topic_words(theme: PastTheme) -> frozenset[str]:
     """Lower-case title and keyword words, generic ones dropped, a plural 's' trimmed."""
     words = _WORD.findall(" ".join((theme.title, *theme.keywords)).lower())
-    return frozenset(_singular(w) for w in words if w not in _GENERIC and len(w) > 1)
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    return frozenset(singular(w) for w in words if w not in _GENERIC and len(w) > 1)

@@ -12,6 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from ..models import Paper, Theme
+from ..normalize import singular
 from ._text import STOP_WORDS, WEAK_WORDS, TermCounts
 
 KEYWORDS_PER_THEME = 5
@@ -68,14 +69,7 @@ def _group_sums(matrix: sparse.spmatrix, groups: Sequence[np.ndarray]) -> np.nda
 
 def _stems(term: str) -> set[str]:
     """Crude singular forms of a term's words, to spot "agent" vs "agents"."""
-    stems = set()
-    for word in term.split():
-        if word.endswith("ies") and len(word) > 4:
-            word = word[:-3] + "y"
-        elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-            word = word[:-1]
-        stems.add(word)
-    return stems
+    return {singular(word) for word in term.split()}
 
 
 def _same_root(a: str, b: str) -> bool:
