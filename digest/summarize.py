@@ -57,6 +57,9 @@ EXPECTED_SUMMARY_TOKENS = 150
 MERGE_OUTPUT_TOKENS = 150
 INTRO_OUTPUT_TOKENS = 120
 INTRO_TITLES_PER_THEME = 3
+# What a paper's "[P00] " label and line break add to its title and abstract in a batch
+# prompt: 1-4 tokens (2,200 real papers), so the chunker budgets the most.
+PAPER_LABEL_TOKENS = 4
 _SLACK_TOKENS = 60  # keywords, message framing, a schema the server may add to the prompt
 
 
@@ -89,6 +92,7 @@ class Summarizer:
                               dry_run=self.limits.dry_run)
         self._system = prompts.render("system", nonce=nonce)
         self._intro: str | None = None
+        self._text_tokens: dict[str, int] = {}
         self.budget = replace(budget, prompt_overhead=self._prompt_overhead())
         self._instructions = Instructions.of(self._instruction_text())
         self._runner = CallRunner(
@@ -96,16 +100,21 @@ class Summarizer:
             repair_message=lambda problems: prompts.render("repair", problems=problems))
 
     def paper_tokens(self, paper: Paper) -> int:
-        """Prompt tokens one paper costs inside a batch (what the chunker budgets)."""
-        return self.counter.count(f"[P00] {paper.title}\n{paper.abstract}\n")
+        """Prompt tokens one paper costs inside a batch (what the chunker budgets): its title
+        and abstract, counted once per paper (the report's ``abstract_tokens`` sums the same
+        counts), and its ``[P00]`` label and line break."""
+        tokens = self._text_tokens.get(paper.id)
+        if tokens is None:
+            tokens = self._text_tokens[paper.id] = self.counter.count(
+                f"{paper.title}\n{paper.abstract}")
+        return tokens + PAPER_LABEL_TOKENS
 
     # The themes ------------------------------------------------------------------------
 
     def summarize(self, themes: Sequence[Theme], papers: Mapping[str, Paper],
                   batches: Sequence[Batch]) -> list[ThemeSummary]:
         started = time.monotonic()
-        self.stats.abstract_tokens = sum(self.counter.count(f"{papers[pid].title}\n"
-                                                            f"{papers[pid].abstract}")
+        self.stats.abstract_tokens = sum(self.paper_tokens(papers[pid]) - PAPER_LABEL_TOKENS
                                          for batch in batches for pid in batch.paper_ids)
         jobs = [_ThemeJob(self, theme, [[papers[pid] for pid in b.paper_ids]
                                         for b in batches if b.theme_index == index])

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from digest.cli import app
@@ -190,6 +192,20 @@ def test_accented_words_are_folded_and_never_cut_into_pieces():
     terms = tokenize("Scheduling café queues with naïve Größen and ℓ2 norms")
     assert {"cafe", "naive", "cafe queues", "norms"} <= set(terms)
     assert not {"caf", "na", "ve", "gr", "en", "en norms"} & set(terms)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(
+    list("abc eé\u0301ñÅﬁ–ℓ²½ößİ") + [chr(c) for c in (0x300, 0x327, 0x1E9E, 0x2126, 0xFB01)]),
+    max_size=40))
+def test_folding_only_the_non_ascii_runs_equals_folding_the_whole_text(text):
+    import unicodedata
+
+    from digest.themes._text import _fold
+
+    whole = "".join(ch for ch in unicodedata.normalize("NFKD", text)
+                    if not unicodedata.combining(ch))
+    assert _fold(text) == whole
 
 
 @pytest.mark.parametrize(("keywords", "title"), [

@@ -7,8 +7,9 @@ escapes for the target format when a template prints it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from ..links import paper_link
 from ..models import Issue, IssueSection, Paper, Stats
@@ -104,8 +105,31 @@ class IssueView:
     also: tuple[PaperView, ...] = ()  # past --max-papers: title and link only
 
 
+_T = TypeVar("_T")
+# The last issue seen, per part of its view: an issue is rendered in up to three formats and
+# then recorded in the history, each time with the same sections and term profiles (at 50,000
+# papers the profiles alone took 11 s a time).
+_LAST_ISSUE: dict[str, tuple[Issue, object]] = {}
+
+
+def _once_per_issue(part: str, issue: Issue, compute: Callable[[Issue], _T]) -> _T:
+    kept = _LAST_ISSUE.get(part)
+    if kept is not None and kept[0] is issue:
+        return kept[1]  # type: ignore[return-value]
+    value = compute(issue)
+    _LAST_ISSUE[part] = (issue, value)
+    return value
+
+
 def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
     """Everything a template needs to show ``issue``, rising themes judged against ``history``."""
+    view = _once_per_issue("view", issue, _view_without_rising)
+    if not history:
+        return view
+    return replace(view, rising=rising_themes(issue.week, past_themes(issue), history))
+
+
+def _view_without_rising(issue: Issue) -> IssueView:
     dates = date_range(issue.start, issue.end)
     sections = section_views(issue)
     chart = bar_chart([(s.title, len(s.papers)) for s in sections])
@@ -114,7 +138,7 @@ def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
         intro=own_intro(issue), counts=counts_line(issue),
         empty_reason=empty_reason(issue.stats), tldr=tldr(issue, sections),
         sections=sections, chart=chart, chart_text=tuple(map(Trusted, chart.text_lines())),
-        rising=rising_themes(issue.week, past_themes(issue), history), stats=issue.stats,
+        rising=None, stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
         fallback_themes=issue.fallback_themes,
         also=tuple(paper_view(paper, "") for paper in issue.also))
@@ -234,6 +258,10 @@ def empty_reason(stats: Stats) -> str:
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
     """This issue's themes as the history keeps them, with what their papers are about."""
+    return _once_per_issue("past themes", issue, _past_themes)
+
+
+def _past_themes(issue: Issue) -> tuple[PastTheme, ...]:
     profiles = term_profiles([s.papers for s in issue.sections])
     return tuple(PastTheme(section_title(s), s.theme.keywords, len(s.papers), terms)
                  for s, terms in zip(issue.sections, profiles, strict=True))
