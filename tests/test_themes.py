@@ -285,3 +285,29 @@ def test_with_v_the_cli_says_why_a_fixed_section_is_missing(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "fixed section 'Protein folding' got no paper" in result.stderr
     assert "## Protein folding" not in result.stdout
+
+
+@pytest.mark.parametrize("size", [3, 19, 20, 179, 2000])
+def test_term_counts_are_sklearns_count_vectorizer_to_the_entry_order(size, seeds):
+    """count_terms tallies terms itself (sklearn's per-term loop was most of the stage); the
+    matrix must stay what CountVectorizer made, entry order within a row included (sums
+    follow it, and different bits could move a paper to another theme)."""
+    import numpy as np
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from digest.themes._text import count_terms, paper_terms, tokenize
+
+    papers = (seeds + load_sources([str(SHARED_DATA / "arxiv_metadata_sample.csv")]).records
+              if size > len(seeds) else seeds)[:size]
+    papers = [Paper(id=f"p{i}", title=p.title, abstract=p.abstract) for i, p in enumerate(papers)]
+    ours = count_terms(papers)
+    titles = [tokenize(p.title) for p in papers]
+    vectorizer = CountVectorizer(analyzer=lambda terms: terms, min_df=2 if size >= 20 else 1,
+                                 max_df=0.5 if size >= 20 else 1.0, dtype=np.float64)
+    theirs = vectorizer.fit_transform(
+        [paper_terms(p, t) for p, t in zip(papers, titles, strict=True)]).tocsr()
+    assert list(ours.terms) == list(vectorizer.get_feature_names_out())
+    for part in ("data", "indices", "indptr"):
+        assert np.array_equal(getattr(ours.matrix, part), getattr(theirs, part)), part
+    in_title = (vectorizer.transform(titles) > 0).astype(np.float64).tocsr()
+    assert (ours.in_title != in_title).nnz == 0
