@@ -395,9 +395,10 @@ def email(
                          model_label=model_label, format=fmt, max_themes=max_themes,
                          max_papers=max_papers, resolve_ids=resolve_ids, theme_backend=themes,
                          prompts=prompts,
-                         templates=templates, base_url=base_url, timeout=timeout)
-        mail = _mail.settings_from_env(sender=sender, recipients=to or (), host=smtp_host,
-                                       port=smtp_port)
+                         templates=templates, base_url=base_url, timeout=timeout,
+                         mail_from=sender, mail_to=",".join(to) if to else None,
+                         smtp_host=smtp_host, smtp_port=smtp_port)
+        mail = _mail.mail_settings(digest.settings)
         choices = _jobs.MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
         mailed = digest.email(sources or [], options, choices, run)

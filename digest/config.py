@@ -1,4 +1,4 @@
-"""The config file read and its top-level keys checked (``load_config``); one setting resolved.
+"""The config file read and its top-level keys checked (``load_config``).
 
 Its tables (``[[themes]]``, ``[limits]``, ``[profile]``) are checked by the stages that read
 them (``digest.settings`` calls them), so that this module imports no stage.
@@ -6,9 +6,7 @@ them (``digest.settings`` calls them), so that this module imports no stage.
 
 from __future__ import annotations
 
-import os
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +29,7 @@ TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog
 ENV_KEYS = {"model": "DIGEST_MODEL", "state": "DIGEST_STATE", "base_url": "OPENAI_BASE_URL",
             "api_version": "OPENAI_API_VERSION", "model_label": "DIGEST_MODEL_LABEL"}
-__all__ = ["CONFIG_KEYS", "ENV_KEYS", "MODEL_TABLES", "TABLES", "digest_home", "load_config",
-           "resolve"]
+__all__ = ["CONFIG_KEYS", "ENV_KEYS", "MODEL_TABLES", "TABLES", "digest_home", "load_config"]
 
 
 def load_config(path: Path | None) -> dict[str, Any]:
@@ -56,13 +53,3 @@ def load_config(path: Path | None) -> dict[str, Any]:
         if key in data:
             check_kind(data[key], kind, f"{path}: '{key}'")
     return data
-
-
-def resolve(name: str, flag: Any, config: Mapping[str, Any], default: Any = None) -> Any:
-    """The value of one setting: the flag if given, else env, else config file, else default."""
-    if flag is not None:
-        return flag
-    env_name = ENV_KEYS.get(name)
-    if env_name and os.environ.get(env_name):
-        return os.environ[env_name]
-    return config.get(name, default)

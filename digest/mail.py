@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import email.policy
 import logging
-import os
 import smtplib
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MailError, MailUnavailable
 from .models import Issue
 from .weeks import date_range
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 logger = logging.getLogger("digest.mail")
 
@@ -48,13 +50,12 @@ class MailSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
 
 
-def settings_from_env(*, sender: str | None = None, recipients: Sequence[str] = (),
-                      host: str | None = None, port: int | None = None,
-                      env: Mapping[str, str] | None = None) -> MailSettings:
-    """Flags win over DIGEST_SMTP_* / DIGEST_MAIL_* variables; addresses are checked here."""
-    env = os.environ if env is None else env
-    sender = sender or env.get("DIGEST_MAIL_FROM")
-    recipients = tuple(recipients) or _split_addresses(env.get("DIGEST_MAIL_TO", ""))
+def mail_settings(settings: Settings) -> MailSettings:
+    """Where and how to send, from the run's resolved settings (``mail_from``, ``mail_to``,
+    ``smtp_*``: flags, then DIGEST_MAIL_* / DIGEST_SMTP_* variables); addresses are checked
+    here."""
+    sender = settings["mail_from"]
+    recipients = _split_addresses(settings["mail_to"] or "")
     if not sender:
         raise ConfigError("no sender address", setting="mail_from")
     if not recipients:
@@ -62,10 +63,10 @@ def settings_from_env(*, sender: str | None = None, recipients: Sequence[str] = 
     for address in (sender, *recipients):
         _check_address(address)
     return MailSettings(
-        sender=sender, recipients=recipients, host=host or env.get("DIGEST_SMTP_HOST") or None,
-        port=port or _int_env(env, "DIGEST_SMTP_PORT", 587),
-        user=env.get("DIGEST_SMTP_USER") or None, password=env.get("DIGEST_SMTP_PASSWORD") or None,
-        starttls=_bool_env(env, "DIGEST_SMTP_STARTTLS", True))
+        sender=sender, recipients=recipients, host=settings["smtp_host"] or None,
+        port=_port(settings["smtp_port"]), user=settings["smtp_user"] or None,
+        password=settings["smtp_password"] or None,
+        starttls=_on_or_off(settings["smtp_starttls"], "smtp_starttls"))
 
 
 def subject_for(issue: Issue) -> str:
@@ -191,19 +192,16 @@ def _domain(address: str) -> str:
     return address.rsplit("@", 1)[-1].rstrip(">").strip() or "localhost"
 
 
-def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
-    value = env.get(name)
-    if not value:
-        return default
-    if not value.isdigit():
-        raise ConfigError(f"{name}={value!r} is not a port number")
-    return int(value)
+def _port(value: int | str) -> int:
+    if isinstance(value, int) or str(value).isdigit():
+        return int(value)
+    raise ConfigError(f"smtp_port = {value!r} is not a port number", setting="smtp_port")
 
 
-def _bool_env(env: Mapping[str, str], name: str, default: bool) -> bool:
-    value = (env.get(name) or "").strip().lower()
-    if not value:
-        return default
-    if value not in _TRUE | _FALSE:
-        raise ConfigError(f"{name}={value!r}: use 1 or 0")
-    return value in _TRUE
+def _on_or_off(value: bool | str, setting: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    word = value.strip().lower()
+    if word not in _TRUE | _FALSE:
+        raise ConfigError(f"{setting} = {value!r}: use 1 or 0", setting=setting)
+    return word in _TRUE

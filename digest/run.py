@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # the jobs import their stages when a method runs: `digest in
     from .inbox import Kept
     from .jobs import MailChoices, Mailed, PublishChoices, Published
     from .llm import ChatBackend
-    from .llm.wiring import LLMChoices
     from .pipeline import Built, Options
 
 logger = logging.getLogger("digest")
@@ -89,7 +88,7 @@ class Digest:
 
         s = self.settings
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
-        with llm_setup(self.llm_choices(), s.file) as llm:
+        with llm_setup(s, dry_run=self.dry_run) as llm:
             themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
                                         base_url=s["base_url"], timeout_s=llm.timeout_s,
                                         deadline_s=llm.limits.deadline_s)
@@ -109,8 +108,7 @@ class Digest:
         from .llm.wiring import asks_a_model
 
         options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
-        wanted = cache and not self.dry_run and asks_a_model(self.llm_choices(),
-                                                             self.settings.file)
+        wanted = cache and not self.dry_run and asks_a_model(self.settings)
         with answer_cache(wanted) as store:
             return self.build(sources, options, store, report)
 
@@ -150,14 +148,6 @@ class Digest:
 
         return dedup_sources(sources, fmt=self.settings["format"], strict=strict, report=report,
                              limits=ingest_limits(self.settings.file))
-
-    def llm_choices(self) -> LLMChoices:
-        from .llm.wiring import LLMChoices
-
-        s = self.settings
-        return LLMChoices(s["backend"], s["model"], s["base_url"], s["timeout"],
-                          s["concurrency"], s["max_cost"], s["max_tokens"], s["deadline"],
-                          self.dry_run)
 
 
 class MissingFolder(ConfigError):

@@ -63,6 +63,7 @@ _ENV_ONLY = (
     Setting("smtp_port", default=587, env="DIGEST_SMTP_PORT", in_file=False),
     Setting("smtp_user", env="DIGEST_SMTP_USER", in_file=False),
     Setting("smtp_password", env="DIGEST_SMTP_PASSWORD", secret=True, in_file=False),
+    Setting("smtp_starttls", default=True, env="DIGEST_SMTP_STARTTLS", in_file=False),
 )
 
 

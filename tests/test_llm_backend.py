@@ -331,13 +331,15 @@ def test_cli_refuses_a_bad_base_url_with_exit_2_and_sends_nothing(tmp_path):
     assert "'not-a-url'" in result.output and "http://localhost:11434/v1" in result.output
 
 
-def test_llm_settings_come_from_the_config_and_size_the_budget(server):
-    from digest.llm.wiring import LLMChoices, llm_setup
+def test_llm_settings_come_from_the_config_and_size_the_budget(server, tmp_path):
+    from digest.llm.wiring import llm_setup
+    from digest.settings import resolve_settings
 
-    config = {"backend": "openai", "base_url": server.url, "model": "llama3.1:8b",
-              "concurrency": 2, "deadline": 30.0, "timeout": 9.0,
-              "models": {"llama3.1:8b": {"context_window": 8192, "max_output_tokens": 1024}}}
-    with llm_setup(LLMChoices(concurrency=3), config) as setup:
+    config = tmp_path / "digest.toml"
+    config.write_text(f"""backend = "openai"\nbase_url = "{server.url}"\nmodel = "llama3.1:8b"
+concurrency = 2\ndeadline = 30.0\ntimeout = 9.0
+[models."llama3.1:8b"]\ncontext_window = 8192\nmax_output_tokens = 1024\n""", "utf-8")
+    with llm_setup(resolve_settings({"concurrency": 3}, config)) as setup:
         assert setup.backend is not None and setup.backend.model == "llama3.1:8b"
         assert setup.limits.concurrency == 3 and setup.limits.deadline_s == 30.0
         assert setup.limits.price is None  # a local model costs nothing

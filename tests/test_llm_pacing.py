@@ -162,11 +162,13 @@ def test_a_call_cut_by_the_runs_deadline_names_the_deadline_not_the_timeout(serv
 
 def test_with_no_timeout_set_the_run_has_no_fixed_limit_and_a_local_first_limit(server):
     """Before: `timeout` defaulted to 60 s, which a CPU cannot meet on a first batch."""
-    from digest.llm.wiring import LLMChoices, llm_setup
+    from digest.llm.wiring import llm_setup
+    from digest.settings import resolve_settings
 
-    with llm_setup(LLMChoices(backend="openai", base_url=server.url), {}) as setup:
+    with llm_setup(resolve_settings({"backend": "openai", "base_url": server.url})) as setup:
         pacing = setup.backend.pacing  # type: ignore[union-attr]
         assert pacing.user_timeout_s is None
         assert pacing.begin(5000)[1].seconds == FIRST_LOCAL_S
-    with llm_setup(LLMChoices(backend="openai", base_url=server.url, timeout=120.0), {}) as setup:
+    with llm_setup(resolve_settings({"backend": "openai", "base_url": server.url,
+                                     "timeout": 120.0})) as setup:
         assert setup.backend.pacing.begin(5000)[1].seconds == 120.0  # type: ignore[union-attr]

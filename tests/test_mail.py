@@ -319,3 +319,26 @@ def test_a_week_whose_listings_grow_asks_only_what_changed(tmp_path, monkeypatch
         assert CliRunner().invoke(app, [*args, str(extra)]).exit_code == 0
         second = len(server.chat_requests) - first
     assert 0 < second < first  # the themes the new paper left alone come from the cache
+
+
+@pytest.mark.parametrize(("variable", "value", "setting"), [
+    ("DIGEST_SMTP_PORT", "twenty-five", "smtp_port"),
+    ("DIGEST_SMTP_STARTTLS", "maybe", "smtp_starttls")])
+def test_a_bad_smtp_variable_is_a_usage_error_naming_it(mail_env, monkeypatch, variable, value,
+                                                       setting):
+    """Mail settings are resolved with every other setting (flag > environment): a bad value
+    names the setting and the variable that set it."""
+    monkeypatch.setenv(variable, value)
+    result = _email("--smtp-host", "127.0.0.1")
+    assert result.exit_code == 2
+    assert f"{setting} = {value!r}" in result.output
+    assert f"${variable}" in result.output
+
+
+def test_digest_config_shows_the_mail_settings_with_the_password_masked(mail_env, monkeypatch):
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    monkeypatch.setenv("DIGEST_SMTP_STARTTLS", "0")
+    result = CliRunner().invoke(app, ["config", "--json"])
+    shown = json.loads(result.output)
+    assert shown["smtp_starttls"] == {"value": "0", "from": "env DIGEST_SMTP_STARTTLS"}
+    assert shown["smtp_password"]["value"] != PASSWORD and PASSWORD not in result.output

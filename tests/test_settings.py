@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
-from digest.config import CONFIG_KEYS, load_config, resolve
+from digest.config import load_config
 from digest.errors import ConfigError
 from digest.settings import MASK, STARTER, resolve_settings, starter_config
 
@@ -41,16 +41,22 @@ def test_an_empty_environment_variable_does_not_count(tmp_path):
     assert settings["model"] == "from-file"
 
 
-def test_the_commands_per_key_resolve_agrees_for_every_file_key(tmp_path, monkeypatch):
-    """The run commands still call config.resolve key by key: same answer as the table."""
+def test_the_llm_stage_is_made_from_the_resolved_settings_alone(tmp_path, monkeypatch):
+    """Settings are resolved once: the LLM wiring reads neither the environment nor the file
+    again (it used to resolve model, URL and key a second time, from both)."""
+    from digest.llm.wiring import backend_settings, llm_setup
+
+    path = _toml(tmp_path, 'model = "file-model"\nconcurrency = 3\n')
+    settings = resolve_settings({"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, path,
+                                environ={"OPENAI_API_KEY": "sk-resolved"})
     monkeypatch.setenv("DIGEST_MODEL", "env-model")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    path = _toml(tmp_path, 'state = "file.sqlite"\nmax_themes = 3\nmodel = "file-model"\n')
-    settings = resolve_settings(config_path=path)
-    file = load_config(path)
-    for key in CONFIG_KEYS:
-        assert resolve(key, None, file, settings[key]) == settings[key], key
-    assert settings["model"] == "env-model" and settings["state"] == "file.sqlite"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-environment")
+    reached = backend_settings(settings)
+    assert (reached.model, reached.base_url, reached.api_key) == (
+        "file-model", "http://127.0.0.1:9/v1", "sk-resolved")
+    with llm_setup(settings) as setup:
+        assert setup.backend.model == "file-model" and setup.limits.concurrency == 3
 
 
 def test_secrets_come_only_from_the_environment(tmp_path):

@@ -1,50 +1,37 @@
 """From command-line choices to a ready LLM stage, and back to words for the user.
 
-``llm_setup`` resolves backend, model, base URL, timeout and the run limits
-(flag > environment > config file > default), opens the backend, prices the run
-once and sizes the token budget from the model's card. ``plan_table`` (from
-``_plan``) prints a ``--dry-run``; ``degraded_error`` is what ``--fail-on-degraded``
-raises (exit 75). Both read the typed ``LLMStats`` (or a report's ``llm`` block).
+``llm_setup`` takes the run's resolved settings (``digest.settings.resolve_settings``:
+flag > environment > config file > default, once), opens the backend, prices the run once
+and sizes the token budget from the model's card; ``backend_settings`` is what every
+backend that reaches the server (chat, embeddings, files and batches) is made from.
+``plan_table`` (from ``_plan``) prints a ``--dry-run``; ``degraded_error`` is what
+``--fail-on-degraded`` raises (exit 75). Both read the typed ``LLMStats`` (or a report's
+``llm`` block).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chunk import Budget, budget_for
-from ..config import resolve
 from ..errors import LLMUnavailable
 from . import (
+    DEFAULT_MODEL,
     BackendSettings,
     ChatBackend,
     answers_in_process,
     backend_name,
     make_backend,
     model_card,
-    settings_from_env,
 )
 from ._limits import RunLimits
 from ._plan import plan_table
 from ._stats import LLMStats
 
-DEFAULT_DEADLINE_S = 900.0
-
-
-@dataclass(frozen=True)
-class LLMChoices:
-    """The LLM flags of ``newsletter`` and ``summarize``; None means "not given"."""
-
-    backend: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    timeout: float | None = None
-    concurrency: int | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    deadline: float | None = None
-    dry_run: bool = False
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 
 @dataclass
@@ -64,41 +51,41 @@ class LLMSetup:
         self.close()
 
 
-def llm_setup(choices: LLMChoices, config: Mapping[str, Any]) -> LLMSetup:
-    settings = _backend_settings(choices, config)
-    backend = make_backend(resolve("backend", choices.backend, config, "auto"), settings)
+def llm_setup(settings: Settings, *, dry_run: bool = False) -> LLMSetup:
+    """The LLM stage of a run, from its resolved settings (``digest.settings``): nothing here
+    reads the environment or the config file again."""
+    backend = make_backend(settings["backend"], backend_settings(settings))
     try:
         model = backend.model or None
         limits = RunLimits(
-            concurrency=int(resolve("concurrency", choices.concurrency, config, 4)),
-            max_cost_usd=resolve("max_cost", choices.max_cost, config),
-            max_tokens=resolve("max_tokens", choices.max_tokens, config),
-            deadline_s=float(resolve("deadline", choices.deadline, config, DEFAULT_DEADLINE_S)),
-            dry_run=choices.dry_run,
-            price=model_card(model, config).price if model else None)
+            concurrency=int(settings["concurrency"]), max_cost_usd=settings["max_cost"],
+            max_tokens=settings["max_tokens"], deadline_s=float(settings["deadline"]),
+            dry_run=dry_run, price=model_card(model, settings.file).price if model else None)
         # priced here, once, so that a missing price stops the run before any work
         limits = limits.priced(backend.model, getattr(backend, "price", None))
-        return LLMSetup(backend, budget_for(config, model_card(model, config), model), limits,
-                        settings.timeout_s)
+        budget = budget_for(settings.values, model_card(model, settings.file), model)
+        return LLMSetup(backend, budget, limits, _seconds(settings["timeout"]))
     except BaseException:
         backend.close()
         raise
 
 
-def asks_a_model(choices: LLMChoices, config: Mapping[str, Any]) -> bool:
-    """Whether these choices make a backend with a model behind it (not offline)."""
-    name = backend_name(resolve("backend", choices.backend, config, "auto"),
-                        _backend_settings(choices, config))
-    return not answers_in_process(name)
+def asks_a_model(settings: Settings) -> bool:
+    """Whether these settings make a backend with a model behind it (not offline)."""
+    return not answers_in_process(backend_name(settings["backend"], backend_settings(settings)))
 
 
-def _backend_settings(choices: LLMChoices, config: Mapping[str, Any]) -> BackendSettings:
-    return settings_from_env(
-        resolve("model", choices.model, config),
-        base_url=resolve("base_url", choices.base_url, config),
-        api_version=resolve("api_version", None, config),
-        provider=resolve("provider", None, config),
-        timeout_s=_seconds(resolve("timeout", choices.timeout, config)))
+def backend_settings(settings: Settings, *, model: str | None = None,
+                     timeout_s: float | None = None) -> BackendSettings:
+    """What a backend (chat, embeddings, files and batches) needs to reach the server: the
+    run's model (or ``model``), key, URL, API version and provider, and the ``timeout``
+    setting (or ``timeout_s`` when that is not set)."""
+    timeout = _seconds(settings["timeout"])
+    return BackendSettings(
+        model=model or settings["model"] or DEFAULT_MODEL, api_key=settings["api_key"] or None,
+        base_url=settings["base_url"] or None, api_version=settings["api_version"] or None,
+        provider=settings["provider"] or None,
+        timeout_s=timeout if timeout is not None else timeout_s)
 
 
 def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
@@ -118,5 +105,5 @@ def _seconds(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-__all__ = ["LLMChoices", "LLMSetup", "asks_a_model", "degraded_error", "llm_setup",
+__all__ = ["LLMSetup", "asks_a_model", "backend_settings", "degraded_error", "llm_setup",
            "plan_table"]
