@@ -93,3 +93,16 @@ def test_the_issue_view_and_term_profiles_are_made_once_for_every_format_and_the
     assert sorted(path.suffix for path in out.glob("2026-W47*")) == [".html", ".md", ".txt"]
     assert "Rising themes" in (out / "2026-W47.md").read_text(encoding="utf-8")
     assert calls == {"term_profiles": 1, "section_views": 1}
+
+
+@pytest.mark.parametrize("files", [{}, {"a.md": "x"}, {"2026-W47.md": "# Digest — ü\n\"q\"\n",
+                                                      "2026-W47.html": "<p>\\u00e9 😀</p>",
+                                                      "b.txt": ""}])
+def test_the_content_hash_made_file_by_file_is_the_hash_of_the_whole_dump(files):
+    import hashlib
+    import json
+
+    from digest.publishing import files_hash
+
+    whole = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    assert files_hash(files) == whole
