@@ -142,7 +142,9 @@ def _clean(sentence: str) -> str:
 
 def _rewrite(sentence: str) -> str:
     """Drop lead-ins ("In this paper, ") and a trailing citation; capitalize."""
-    text = _TRAILING_CITATION.sub("", sentence) or sentence
+    text = sentence
+    if sentence.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):  # what it needs
+        text = _TRAILING_CITATION.sub("", sentence) or sentence
     for _ in range(3):
         rest = _LEAD_IN.sub("", text, count=1)
         if rest == text:
@@ -193,23 +195,54 @@ _BACK_OBJECT = re.compile(
     r"(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b", re.IGNORECASE)
 # What still refers back after those rewrites: "It …", "They …", "This is …", "The latter …",
 # "Let K be …", or "this problem" anywhere.
-REFERS_BACK = re.compile(
-    r"^(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that|let|finally)\b"
+_REFERS_BACK_START = re.compile(
+    r"(?:it|they|its|their|this|these|those|such|then|hence|therefore|thus|that|let|finally)\b"
     r"(?! (?:paper|work|thesis|study|article|survey|report|chapter)\b)"
-    r"|^the (?:above|aforementioned|former|latter|same|interpretation|resulting|obtained|"
-    r"results?)\b"
-    r"|\b(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b"
+    r"|the (?:above|aforementioned|former|latter|same|interpretation|resulting|obtained|"
+    r"results?)\b", re.IGNORECASE)
+_REFERS_BACK_ANYWHERE = re.compile(
+    r"\b(?:this|these|those|such)\s+(?:[\w-]+\s+)?" + _PROBLEM_NOUNS + r"\b"
     r"|\bthe (?:above|aforementioned|former|latter)\b", re.IGNORECASE)
+REFERS_BACK = re.compile(f"^(?:{_REFERS_BACK_START.pattern})|{_REFERS_BACK_ANYWHERE.pattern}",
+                         re.IGNORECASE)
 
 
+# Words one of which each problem-noun pattern needs: without any, those patterns are not run.
+_PROBLEM_HINTS = ("question", "problem", "issue", "gap", "challenge", "limitation", "shortcoming",
+                  "drawback", "difficult", "bottleneck", "concern", "dilemma", "trade", "need")
+_POINTER_HINTS = ("above", "aforementioned", "former", "latter")
+
+
+def may_contain(text: str, hints: Sequence[str]) -> bool:
+    """False only when a case-insensitive pattern that needs one of ``hints`` (lower-case
+    words) cannot match ``text``: a cheap test before an expensive search. Text with other
+    than ASCII letters is always searched ("İ" and "ı" match "i" in an IGNORECASE pattern,
+    which ``str.lower`` does not say)."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(hint in low for hint in hints)
+
+
+@lru_cache(maxsize=8192)  # a gist asks again for what the sentence table has just rewritten
 def _standalone(text: str) -> str:
     text = _BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
-    text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
+    if may_contain(text, ("also",)):
+        text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
     text = _BACK_OPENER.sub("", text, count=1)
-    text = _BACK_PURPOSE.sub("", text)
-    text = _BACK_OBJECT.sub(lambda m: m[1], text)
+    if may_contain(text, _PROBLEM_HINTS):
+        text = _BACK_PURPOSE.sub("", text)
+        text = _BACK_OBJECT.sub(lambda m: m[1], text)
     text = _IT_IS_SHOWN.sub("", text, count=1)
     return _BACK_DETERMINER.sub("The ", text, count=1)
+
+
+def refers_back(text: str) -> bool:
+    """``REFERS_BACK.search(text)``, its unanchored branches run only when the words they
+    need are there."""
+    return bool(_REFERS_BACK_START.match(text)) or (
+        may_contain(text, _PROBLEM_HINTS + _POINTER_HINTS)
+        and bool(_REFERS_BACK_ANYWHERE.search(text)))
 
 
 def _shorten(text: str, max_chars: int) -> str:
@@ -255,14 +288,13 @@ _AIM = re.compile(
     re.IGNORECASE,
 )
 _DEFINITION = re.compile(r"^[A-Z][\w-]*(?: [\w-]+){0,3},? (?:is|are) (?:a|an|the first)\b")
-_BACKGROUND = re.compile(
-    r"^(?:(?:large|recent|modern|current|existing|many|most|nowadays|despite|while|"
+_BACKGROUND_START = re.compile(
+    r"(?:(?:large|recent|modern|current|existing|many|most|nowadays|despite|while|"
     r"although|with the|the (?:rapid|recent|success|emergence|advent|development))\b|"
-    r"in recent years|over the (?:past|last)|in the (?:past|last))"
-    r"|\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
-    r"gained|attracted|seen|made)\b",
-    re.IGNORECASE,
-)
+    r"in recent years|over the (?:past|last)|in the (?:past|last))", re.IGNORECASE)
+_BACKGROUND_CLAIM = re.compile(
+    r"\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
+    r"gained|attracted|seen|made)\b", re.IGNORECASE)
 _RESULTS = re.compile(
     r"\b(?:outperform|surpass|achiev|improv\w* (?:by|over)|"
     r"experiment\w*|results? (?:show|demonstrate|indicate|suggest|reveal)|empirical|"
@@ -271,6 +303,21 @@ _RESULTS = re.compile(
     r"(?:effectiveness|efficacy|superiority|benefits?|generali[sz]ability))",
     re.IGNORECASE,
 )
+_RESULTS_HINTS = ("outperform", "surpass", "achiev", "improv", "experiment", "result",
+                  "empirical", "evaluation", "that our", "that the proposed", "effectiveness",
+                  "efficacy", "superiority", "benefit", "generali")
+
+
+def _reports_results(sentence: str) -> bool:
+    return may_contain(sentence, _RESULTS_HINTS) and bool(_RESULTS.search(sentence))
+
+
+def _opens_on_background(sentence: str) -> bool:
+    """A sentence on the field ("Recent work has shown …"), not on the paper."""
+    return bool(_BACKGROUND_START.match(sentence)) or (
+        may_contain(sentence, ("have ", "has ")) and bool(_BACKGROUND_CLAIM.search(sentence)))
+
+
 _LINK = re.compile(
     r"https?://|www\.|github\.com|\b(?:code|data|datasets?|models?|weights|checkpoints)\b"
     r"[^.]{0,60}\b(?:available|released)\b|\bavailable (?:at|on|online)\b|"
@@ -279,6 +326,13 @@ _LINK = re.compile(
 )
 _LINK_HINTS = ("http", "www.", "github", "available", "release", "open-source")
 _NUMBER = re.compile(r"\d[\d.,]*\s?%|\b\d+(?:\.\d+)?[kKMB×x]?\b(?!\))")
+_DIGIT = re.compile(r"\d")
+_IN_THIS_PAPER = re.compile(r"\bin this (?:paper|work|thesis|article|study)\b", re.IGNORECASE)
+
+
+def _numbers(text: str) -> int:
+    """How many numbers (and percentages) ``text`` gives."""
+    return len(_NUMBER.findall(text)) if _DIGIT.search(text) else 0
 
 
 def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
@@ -288,7 +342,7 @@ def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
     if table:
         name = _title_name(title)
         title_terms = set(_tokens(title))
-        scores = [_gist_score(row.clean, i, name, title_terms) for i, row in enumerate(table)]
+        scores = [_gist_score(row, i, name, title_terms) for i, row in enumerate(table)]
         best = max(range(len(table)), key=lambda i: (scores[i], -i))
         if scores[best] <= -5:
             logger.debug("no usable sentence in %s; using the first", paper.id)
@@ -326,7 +380,10 @@ def _find_name(name: str, sentence: str) -> int | None:
     """Where the title's method name (or its plural) first appears as whole words: the
     ``(?<!\\w)name(?:e?s)?(?!\\w)`` search of the squashed texts, without compiling a pattern
     per paper."""
-    needle, text = _squash(name), _squash(sentence)
+    needle = _squash(name)
+    if needle.split(" ", 1)[0] not in sentence.lower():  # squashing keeps its words as written
+        return None
+    text = _squash(sentence)
     start = text.find(needle)
     while start >= 0:
         end = start + len(needle)
@@ -343,36 +400,66 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def _gist_score(sentence: str, index: int, name: str | None, title_terms: set[str]) -> float:
-    if _is_link(sentence):
+@dataclass(frozen=True, slots=True)
+class _GistTraits:
+    """What a gist's score reads of one sentence (markup stripped), whatever the paper."""
+
+    link: bool  # a URL or "code is available": never the gist
+    contribution: bool  # "we propose …"
+    lead: float  # +3 a contribution or +1.5 an aim, +1 "in this paper"
+    definition: bool  # "X is a …"
+    terms: frozenset[str]
+    results: bool  # "outperforms", "experiments show"
+    background: bool  # an opener on the field, not the paper
+    penalties: tuple[float, ...]  # subtracted in this order after the first-sentence rule
+
+
+_LINK_TRAITS = _GistTraits(True, False, 0.0, False, frozenset(), False, False, ())
+
+
+def _gist_traits(clean: str, text: str, text_terms: list[str], text_results: bool,
+                 text_contribution: bool) -> _GistTraits:
+    """The traits of ``clean``; what the sentence table found in ``text`` is reused when the
+    rewrite left the sentence as it was."""
+    if _is_link(clean):
+        return _LINK_TRAITS
+    same = clean == text
+    contribution = text_contribution if same else bool(_CONTRIBUTION.search(clean))
+    lead = 3.0 if contribution else 1.5 if _AIM.search(clean) else 0.0
+    if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
+        lead += 1.0
+    return _GistTraits(
+        link=False, contribution=contribution, lead=lead,
+        definition=bool(_DEFINITION.match(clean)),
+        terms=frozenset(text_terms if same else _tokens(clean)),
+        results=text_results if same else _reports_results(clean),
+        background=not contribution and _opens_on_background(clean),
+        penalties=(0.5 if clean.lower().startswith("however") else 0.0,
+                   2.0 if refers_back(_standalone(clean)) else 0.0,
+                   1.0 if _numbers(clean) >= 2 else 0.0,
+                   1.0 if len(clean.split()) < 6 else 0.0))
+
+
+def _gist_score(row: _Sentence, index: int, name: str | None, title_terms: set[str]) -> float:
+    """The sentence's merit as the paper's gist; the additions and subtractions are made in
+    one fixed order, so that equal merits are equal floats."""
+    traits = row.gist
+    if traits.link:
         return -10.0
-    score = 0.0
-    contribution = bool(_CONTRIBUTION.search(sentence))
-    if contribution:
-        score += 3.0
-    elif _AIM.search(sentence):
-        score += 1.5
-    if re.search(r"\bin this (?:paper|work|thesis|article|study)\b", sentence, re.IGNORECASE):
-        score += 1.0
-    mention = _find_name(name, sentence) if name else None
+    score = 0.0 + traits.lead
+    mention = _find_name(name, row.clean) if name else None
     if mention is not None:
         score += 2.0
-        if mention == 0 and _DEFINITION.match(sentence):
+        if mention == 0 and traits.definition:
             score += 1.5
     if title_terms:
-        score += 1.5 * len(title_terms & set(_tokens(sentence))) / len(title_terms)
-    if _RESULTS.search(sentence):
-        score -= 0.75 if contribution else 1.5
-    if not contribution and (index == 0 or _BACKGROUND.search(sentence)):
+        score += 1.5 * len(title_terms & traits.terms) / len(title_terms)
+    if traits.results:
+        score -= 0.75 if traits.contribution else 1.5
+    if not traits.contribution and (index == 0 or traits.background):
         score -= 1.5
-    if sentence.lower().startswith("however"):
-        score -= 0.5
-    if REFERS_BACK.search(_standalone(sentence)):
-        score -= 2.0
-    if len(_NUMBER.findall(sentence)) >= 2:
-        score -= 1.0
-    if len(sentence.split()) < 6:
-        score -= 1.0
+    for penalty in traits.penalties:
+        score -= penalty
     return score
 
 
@@ -496,6 +583,7 @@ class _Sentence:
     eligible: bool  # for a summary, but for the length limit
     results: bool
     anaphora: int  # 2 opens with one ("It ...", "However, ..."), 1 has one, 0 none
+    gist: _GistTraits
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,12 +618,16 @@ def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
 
 def _sentence(index: int, clean: str) -> _Sentence:
     text = _rewrite(clean)
-    counts = tuple(Counter(_tokens(text)).items())
+    terms = _tokens(text)
+    counts = tuple(Counter(terms).items())
     anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
-                     or REFERS_BACK.search(text)) else int(bool(_ANAPHORA.search(text)))
+                     or refers_back(text)) else int(bool(_ANAPHORA.search(text)))
+    contribution = bool(_CONTRIBUTION.search(text))
+    results = _reports_results(text)
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
-                     _role(text, index), bool(counts) and _eligible(text, 10**9),
-                     bool(_RESULTS.search(text)), anaphora)
+                     _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
+                     results, anaphora,
+                     _gist_traits(clean, text, terms, results, contribution))
 
 
 def content_terms(text: str) -> list[str]:
@@ -544,8 +636,16 @@ def content_terms(text: str) -> list[str]:
 
 
 def _tokens(text: str) -> list[str]:
-    words = _WORD.findall(text.lower())
-    return [singular(w) for w in words if w not in _STOPWORDS and len(w) > 1 and not w.isdigit()]
+    return [term for word in _WORD.findall(text.lower()) if (term := _term(word))]
+
+
+@lru_cache(maxsize=1 << 17)  # a word's verdict once: the 50k run looked up 21M words
+def _term(word: str) -> str:
+    """The content term of a lower-case word ("agents" → "agent"); "" for a stop word, a
+    number or a single letter."""
+    if word in _STOPWORDS or len(word) <= 1 or word.isdigit():
+        return ""
+    return singular(word)
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
@@ -575,8 +675,8 @@ def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
     ]
 
 
-def _role(text: str, index: int) -> int:
-    if _CONTRIBUTION.search(text):
+def _role(text: str, index: int, contribution: bool) -> int:
+    if contribution:
         return CONTRIBUTION
     if index <= 2 and not _FIRST_PERSON.search(text):
         return BACKGROUND
@@ -589,7 +689,7 @@ def _eligible(text: str, max_chars: int) -> bool:
         and len(text) <= max_chars
         and text.rstrip(_CLOSERS)[-1:] in ".!?"
         and not _is_link(text)
-        and len(_NUMBER.findall(text)) < 2
+        and _numbers(text) < 2
     )
 
 

@@ -124,3 +124,56 @@ def test_offline_issue_is_the_same_whatever_the_batch_size(seeds, tmp_path):
                for i in range(2)]
     assert batches[1] > 3 * batches[0]
     assert runs[0].stdout == runs[1].stdout
+
+
+# The prefilters (issue 15): a cheap test of the words a pattern needs before the pattern is
+# run. Each must give exactly the pattern's answer, on every kind of text.
+_BACKGROUND_BEFORE = re.compile(
+    r"^(?:(?:large|recent|modern|current|existing|many|most|nowadays|despite|while|"
+    r"although|with the|the (?:rapid|recent|success|emergence|advent|development))\b|"
+    r"in recent years|over the (?:past|last)|in the (?:past|last))"
+    r"|\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
+    r"gained|attracted|seen|made)\b", re.IGNORECASE)
+PIECES = st.sampled_from([
+    "this problem", "these issues", "such a gap", "the above", "the latter", "It ", "They ",
+    "also ", "We then propose", "This method", "Such models", "have shown", "has recently made",
+    "outperforms", "experiments", "results show", "show that our", "the effectiveness",
+    "In this paper, ", "in this work", "Recent ", "in recent years", "However, ", "(Smith 2020)",
+    "[3]", ".", "!", "?", " ", ", ", "2", "3.5%", "10x", "İ", "ı", "ſ", "K", "é", "-", "\n",
+    "Issue", "QUESTION", "trade-off", "need", "difficulties", "To address this challenge, we"])
+TEXTS = st.one_of(st.lists(PIECES, max_size=12).map("".join), st.text(max_size=60))
+
+
+def _standalone_before(text: str) -> str:
+    text = offline._BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
+    text = offline._BACK_ALSO.sub(lambda m: m[1], text, count=1)
+    text = offline._BACK_OPENER.sub("", text, count=1)
+    text = offline._BACK_PURPOSE.sub("", text)
+    text = offline._BACK_OBJECT.sub(lambda m: m[1], text)
+    text = offline._IT_IS_SHOWN.sub("", text, count=1)
+    return offline._BACK_DETERMINER.sub("The ", text, count=1)
+
+
+@settings(max_examples=600, deadline=None)
+@given(TEXTS)
+def test_each_prefilter_gives_the_patterns_answer(text):
+    assert offline.refers_back(text) == bool(offline.REFERS_BACK.search(text))
+    assert offline._reports_results(text) == bool(offline._RESULTS.search(text))
+    assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text))
+    assert offline._numbers(text) == len(offline._NUMBER.findall(text))
+    assert offline._standalone(text) == _standalone_before(text)
+    if not text.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):
+        assert offline._TRAILING_CITATION.search(text) is None
+
+
+def test_each_prefilter_gives_the_patterns_answer_on_every_real_sentence(seeds):
+    from digest.ingest import load_sources
+
+    sentences = [offline._clean(s) for paper in load_sources([str(seeds)]).records
+                 for s in offline.split_sentences(f"{paper.title}. {paper.abstract}")]
+    assert len(sentences) > 1000
+    for text in sentences:
+        assert offline.refers_back(text) == bool(offline.REFERS_BACK.search(text)), text
+        assert offline._reports_results(text) == bool(offline._RESULTS.search(text)), text
+        assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text)), text
+        assert offline._standalone(text) == _standalone_before(text), text
