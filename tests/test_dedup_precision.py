@@ -9,6 +9,8 @@ titles do merge, the paper keeps the other titles.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.dedup import deduplicate, explain
 from digest.models import Record, Sighting
@@ -213,3 +215,17 @@ def test_templated_records_give_a_bounded_number_of_candidates(caplog):
 def test_no_records_and_one_record(count):
     records = [rec("Widget Layouts", ABSTRACT)][:count]
     assert len(deduplicate(records).papers) == count
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 40), max_size=15), min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=30))
+def test_shared_counts_of_many_pairs_at_once_are_the_set_intersections(rows, pairs):
+    """Dedup counts the shared abstract words of every candidate pair in one sparse product
+    (issue 15): the same numbers as one set intersection a pair."""
+    from digest.dedup._shingles import Packed
+
+    packed = Packed(sorted(row) for row in rows)
+    pairs = [(a % len(rows), b % len(rows)) for a, b in pairs]
+    counts = packed.shared_counts([a for a, _ in pairs], [b for _, b in pairs])
+    assert counts.tolist() == [len(rows[a] & rows[b]) for a, b in pairs]

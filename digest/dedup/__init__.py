@@ -132,6 +132,7 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
     pairs = sorted(candidate_pairs(sides))
     evidence = Evidences(sides)
+    evidence.count(pairs)
     templates = boilerplate_sides(sides, pairs, evidence)
     sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
                               for n, side in enumerate(sides)]

@@ -194,8 +194,10 @@ def boilerplate_sides(sides: Sequence[Side], pairs: Iterable[tuple[int, int]],
 class Evidence:
     """The measures of one pair of sides, each computed once, when first asked for."""
 
-    def __init__(self, a: Side, b: Side):
+    def __init__(self, a: Side, b: Side, shared: int | None = None):
         self.a, self.b = a, b
+        if shared is not None:  # counted for every candidate pair at once (Evidences.count)
+            self.__dict__["_shared"] = (shared, a.size, b.size)
 
     @cached_property
     def title(self) -> float:
@@ -239,12 +241,22 @@ class Evidences:
     def __init__(self, sides: Sequence[Side]):
         self.sides = sides
         self._known: dict[tuple[int, int], Evidence] = {}
+        self._shared: dict[tuple[int, int], int] = {}
+
+    def count(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Count the shared abstract words of every pair (i < j) at once."""
+        if not pairs or not self.sides:
+            return
+        packed = self.sides[0].sets.packed
+        shared = packed.shared_counts([self.sides[i].record for i, _ in pairs],
+                                      [self.sides[j].record for _, j in pairs])
+        self._shared = dict(zip(pairs, shared.tolist(), strict=True))
 
     def of(self, i: int, j: int, *, keep: bool = True) -> Evidence:
         pair = (i, j) if i < j else (j, i)
         found = self._known.get(pair)
         if found is None:
-            found = Evidence(self.sides[pair[0]], self.sides[pair[1]])
+            found = Evidence(self.sides[pair[0]], self.sides[pair[1]], self._shared.get(pair))
             if keep:
                 self._known[pair] = found
         return found
