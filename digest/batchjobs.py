@@ -2,43 +2,39 @@
 
 ``batch_step`` runs before a week's issue is built and says whether this run goes on:
 
-* **plan**: the pipeline runs once with a recording backend (``PlanningBackend``) that answers
-  nothing, so the runner asks every first-wave call (each batch summary, the intro) exactly as
-  a real run would, minus those already in the cache; the store is wrapped so that the plan
-  writes neither ledger nor cache;
+* **plan**: the pipeline runs once with the LLM runner in planning mode (``Planner``): it
+  lists every first-wave call (each batch summary, the intro) exactly as a real run would ask
+  it, minus those already in the cache, answers none and makes no offline answers;
 * **submit**: those calls go out as one JSONL file (``digest.llm.batch``), the job is recorded
   in the store (migration 7), and the run stops with exit 0: "submitted, N requests, job …";
 * **collect** (the next run of the week, or ``--resume``): while the job runs, the run stops
   ("still running, N of M done"); once it has finished, every answer is put in the LLM cache
   under its cache key, its tokens go to the ledger at the batch rate, and the run goes on
   along the direct path. There the runner finds the answers as cache hits and checks each
-  one exactly like a fresh answer; what is missing or invalid (a failed line, an expired
-  job) is asked directly, and so are merges and repairs: they depend on the batch's
-  answers, are few, and a second batch would cost another day.
+  one exactly like a fresh answer; what is missing (a failed line, an expired job) is asked
+  directly, an invalid answer gets the repair request a fresh one would, and merges are
+  asked directly: they depend on the batch's answers, are few, and a second batch would
+  cost another day.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .llm import ChatBackend, settings_from_env
-from .llm.base import ChatRequest, Completion
+from .llm import settings_from_env
+from .llm._plan import PlannedCall, Planner
 from .llm.batch import (
     BATCH_PRICE_FACTOR,
     FAILED,
     FINISHED,
     Answer,
     BatchClient,
-    PlannedCall,
-    cache_key,
     prompt_hash,
     read_output,
     requests_jsonl,
@@ -177,86 +173,17 @@ def _remember(store: Store, call: PlannedCall, answer: Answer, config: Mapping[s
 # Planning ------------------------------------------------------------------------------
 
 
-class PlanningBackend:
-    """A chat backend that records each first question and answers none (a cut-off answer,
-    so the runner falls back offline without counting a failure or opening its breaker)."""
-
-    name = "openai"
-
-    def __init__(self, real: ChatBackend) -> None:
-        self.name, self.model = real.name, real.model
-        self.temperature = getattr(real, "temperature", None)
-        self.requests: list[ChatRequest] = []
-        self._asked: set[str] = set()
-        self._lock = threading.Lock()
-
-    def complete(self, request: ChatRequest) -> Completion:
-        with self._lock:
-            if _prefix_key(request.messages[:-1]) not in self._asked:  # not a repair
-                self._asked.add(_prefix_key(request.messages))
-                self.requests.append(request)
-        return Completion("", 0, 0, finish_reason="length")
-
-    def close(self) -> None:
-        pass
-
-
-class _PlanStore:
-    """The store, read-only for what a plan would write (ledger, cache)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-    def record_call(self, record: CallRecord) -> None:
-        pass
-
-    def cache_response(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
 def plan_calls(digest: Digest, sources: Sequence[str], options: Options, store: Store,
                out: Path) -> list[PlannedCall]:
-    """The first-wave calls a run of this week would make now (cache hits left out)."""
-    recorders: list[PlanningBackend] = []
-
-    def record(real: ChatBackend | None) -> ChatBackend | None:
-        if real is None:
-            return None
-        recorders.append(PlanningBackend(real))
-        return recorders[-1]
-
-    with _quiet("digest.llm"):  # the plan's unanswered calls are no failures to warn about
-        digest.build(sources, options, _PlanStore(store), RunReport(),  # type: ignore[arg-type]
-                     out=out, wrap_backend=record)
-    if not recorders:
-        return []
-    recorder = recorders[0]
-    model, temperature = recorder.model, recorder.temperature
-    planned = [PlannedCall(cache_key(model, r, temperature), r.schema_name, r, model, temperature)
-               for r in recorder.requests]
-    return sorted(planned, key=lambda call: call.key)
-
-
-@contextmanager
-def _quiet(name: str) -> Iterator[None]:
-    log = logging.getLogger(name)
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        log.setLevel(level)
+    """The first-wave calls a run of this week would make now (cache hits left out): the
+    pipeline in the runner's planning mode, which asks nothing and makes no offline answers."""
+    planner = Planner()
+    digest.build(sources, options, store, RunReport(), out=out, planner=planner)
+    return sorted(planner.calls, key=lambda call: call.key)
 
 
 def plan_hash(planned: Sequence[PlannedCall]) -> str:
     return hashlib.sha256("\n".join(call.key for call in planned).encode()).hexdigest()[:16]
-
-
-def _prefix_key(messages: Sequence[Mapping[str, str]]) -> str:
-    return hashlib.sha256(repr([sorted(m.items()) for m in messages]).encode()).hexdigest()
 
 
 # Settings -------------------------------------------------------------------------------

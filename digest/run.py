@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the jobs import their stages when a method runs: `digest in
     from .dedup import DedupResult  # (a mail hook) loads no theme, summary or render code
     from .inbox import Kept
     from .jobs import MailChoices, Mailed, PublishChoices, Published
-    from .llm import ChatBackend
+    from .llm._plan import Planner
     from .pipeline import Built, Options
 
 logger = logging.getLogger("digest")
@@ -73,13 +73,13 @@ class Digest:
 
     def build(self, sources: Sequence[str], options: Options, store: Store,
               report: RunReport | None = None, *, out: Path | None = None,
-              wrap_backend: Callable[[ChatBackend | None], ChatBackend | None] | None = None
-              ) -> Built:
+              planner: Planner | None = None) -> Built:
         """The pipeline with the LLM backend, budget, limits and theme backend the settings
         chose; the backends are closed when it returns. With ``out`` (the output folder the
         issue will be published in) its earlier issues give the rising themes, so that
-        ``Built.markdown`` is exactly the file ``write_issue`` writes there. ``wrap_backend``
-        replaces the LLM backend for this build (``digest.batchjobs`` plans with a recorder)."""
+        ``Built.markdown`` is exactly the file ``write_issue`` writes there. With a ``planner``
+        the LLM stage only lists its first-wave calls there (``digest.batchjobs`` plans a
+        Batch API job so) and the issue built is a stand-in."""
         from .llm.wiring import llm_setup
         from .outputs import past_issues
         from .pipeline import build_issue
@@ -92,10 +92,10 @@ class Digest:
             themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
                                         base_url=s["base_url"], timeout_s=llm.timeout_s,
                                         deadline_s=llm.limits.deadline_s)
-            ready = replace(options, budget=llm.budget, llm=llm.limits, theme_backend=themes,
+            ready = replace(options, budget=llm.budget,
+                            llm=replace(llm.limits, planner=planner), theme_backend=themes,
                             history=history or options.history)
-            backend = wrap_backend(llm.backend) if wrap_backend else llm.backend
-            return build_issue(list(sources), ready, backend=backend, store=store,
+            return build_issue(list(sources), ready, backend=llm.backend, store=store,
                                report=report)
 
     def summarize(self, sources: Sequence[str], *, week: str | None = None,

@@ -158,7 +158,8 @@ class Summarizer:
             answer, problems = check_batch(data, refs, context)
             return (batch_part(answer, refs) if answer is not None else None), problems
 
-        extractive = partial(gists_part if whole_theme else offline_part, theme, batch)
+        extractive = partial(planned_part if self.limits.planning else
+                             gists_part if whole_theme else offline_part, theme, batch)
         self._runner.submit(Call(
             "summary", theme.title, partial(self._messages, user), check=check,
             on_done=_or_fallback(on_done, extractive), max_tokens=self.budget.max_output_tokens,
@@ -333,7 +334,7 @@ class _ThemeJob:
         parts = [p for p in self.parts if p is not None]
         if len(parts) < len(self.parts):
             return
-        if len(parts) == 1:
+        if len(parts) == 1 or self.owner.limits.planning:  # planning: nothing asked after
             self._done(parts[0])
         elif all(p.offline for p in parts) and not self.owner.limits.dry_run:
             theme_papers = [self.papers[pid] for pid in self.theme.paper_ids
@@ -379,6 +380,13 @@ def _or_fallback(on_done: Callable[[_Part], None], extractive: Callable[[], _Par
     def done(part: _Part | None) -> None:
         on_done(part if part is not None else replace(extractive(), fallback=True))
     return done
+
+
+def planned_part(theme: Theme, batch: list[Paper]) -> _Part:
+    """Planning mode's stand-in for an answer: the plan needs the questions, not the work of
+    digest's own answers (the planned run is thrown away)."""
+    del theme
+    return _Part("", {}, tuple(p.id for p in batch), offline=True)
 
 
 def gists_part(theme: Theme, batch: list[Paper]) -> _Part:

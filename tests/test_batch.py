@@ -142,15 +142,21 @@ def test_planned_requests_are_keyed_like_the_runner_caches_them(fake, tmp_path):
     assert body["response_format"]["type"] == "json_schema" and body["temperature"] == 0.2
 
 
-def test_failed_lines_and_invalid_answers_are_asked_directly(tmp_path):
+def test_failed_lines_are_asked_directly_and_an_invalid_answer_is_repaired(tmp_path):
     # line 0 fails on the server, line 1 is no JSON, line 2 is JSON that fails the check
     with FakeBatch(fail={0}, answers={1: "not json", 2: '{"summary": ""}'}) as fake:
         home = tmp_path / "batch"
         submit_and_collect(fake, home, "--report", str(tmp_path / "r.json"))
-        assert len(fake.chat_requests) == 3  # the three asked again, nothing else
+        assert len(fake.chat_requests) == 3  # nothing else is asked
+        # the invalid answer goes to the repair step, as a fresh one would (issue 17): sent
+        # back with what is wrong with it, not asked again from scratch
+        repairs = [body for body in fake.chat_requests
+                   if [m["role"] for m in body["messages"]][-2:] == ["assistant", "user"]]
+        assert len(repairs) == 1 and repairs[0]["messages"][-2]["content"] == '{"summary": ""}'
         report = json.loads((tmp_path / "r.json").read_text())
         assert report["batch"]["answers"] == 4 and report["batch"]["unusable"] == 2
         assert report["llm"]["cache_hits"] == 3 and not report["llm"]["degraded"]
+        assert report["llm"]["cached_invalid"] == 1 and report["llm"]["repairs"] == 1
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
@@ -265,3 +271,23 @@ def test_a_server_without_a_batch_api_is_one_clear_error(tmp_path):
     assert result.exit_code == 2, result.output
     assert "Batch API: the server has no Files/Batches endpoints" in result.output
     assert "(set by --batch-api" in result.output and not (tmp_path / "out").exists()
+
+
+def test_planning_asks_nothing_and_makes_no_offline_answers(fake, tmp_path, monkeypatch):
+    """The plan is the runner's planning mode (issue 17): before, the pipeline ran with a
+    recording backend whose cut-off answers made every batch fall back offline (gists and
+    theme summaries computed to be thrown away), behind a store wrapper and a silenced log."""
+    from digest import offline
+
+    made: list[str] = []
+    for name in ("paper_gists", "paper_gist", "theme_summary"):
+        real = getattr(offline, name)
+        monkeypatch.setattr(offline, name, lambda *a, _real=real, _name=name, **k: (
+            made.append(_name), _real(*a, **k))[1])
+    home = tmp_path / "batch"
+    code, output = newsletter(fake, home, "--batch-api", "--report", str(tmp_path / "r.json"))
+    assert code == 0 and f"submitted, {FIRST_WAVE} requests" in output, output
+    assert made == [] and fake.chat_requests == []
+    with sqlite3.connect(home / "state.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM llm_calls").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM llm_cache").fetchone() == (0,)

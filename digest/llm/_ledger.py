@@ -15,12 +15,27 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..state import CallRecord, Store
 from ._calls import Call
 from .answers import clean_answer
 from .base import Message
+
+
+@dataclass(frozen=True)
+class Cached:
+    """A cached answer: usable (no ``problems``) or to be repaired like a fresh invalid one."""
+
+    answer: Any
+    problems: list[str]
+    data: Any
+
+    @property
+    def text(self) -> str:
+        """The answer as the model wrote it, for a repair request."""
+        return json.dumps(self.data, ensure_ascii=False)
 
 
 class Ledger:
@@ -37,16 +52,17 @@ class Ledger:
         original = call.original
         return question_key(self._model, original.messages, self._params(original))
 
-    def cached_answer(self, call: Call, key: str) -> Any:
-        """The checked answer the cache holds for this question, or None."""
+    def cached(self, call: Call, key: str) -> Cached | None:
+        """What the cache holds for this question, checked like a fresh answer; None when it
+        holds nothing."""
         data = self._store.cached_response(key) if self._store is not None else None
         if data is None:
             return None
-        try:  # written by another digest version, or by hand: cleaned and checked again
+        try:  # a Batch API answer, another digest version's, or written by hand: checked again
             answer, problems = call.check(clean_answer(data))
-        except ValueError:
-            return None
-        return None if problems else answer
+        except ValueError as error:
+            return Cached(None, [str(error)], data)
+        return Cached(answer, list(problems), data)
 
     def used(self, key: str) -> None:
         """An answer under ``key`` went into the issue."""

@@ -8,11 +8,12 @@ the model once, reserves tokens and USD for calls in flight, says why a call may
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError, LLMError, LLMUnavailable
 from ..tokens import TokenCounter
 from ._calls import Call
+from ._plan import Planner
 from ._stats import LLMStats
 from .base import Completion, DeadlineReached, retries_of, with_retries
 from .catalog import Price, model_card
@@ -33,6 +34,11 @@ class RunLimits:
     dry_run: bool = False
     progress: bool | None = None  # None: a progress bar when stderr is a terminal
     price: Price | None = None
+    planner: Planner | None = field(default=None, compare=False)  # planning mode (``_plan``)
+
+    @property
+    def planning(self) -> bool:
+        return self.planner is not None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:

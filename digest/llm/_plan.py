@@ -9,12 +9,40 @@ the same plan to see a run's calls before making them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..textsafety import ellipsize
 from ._stats import LLMStats
+from .base import ChatRequest
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One first-wave call of a run: its cache key and the request that would ask it."""
+
+    key: str
+    task: str
+    request: ChatRequest
+    model: str
+    temperature: float | None
+
+
+@dataclass
+class Planner:
+    """A run in planning mode (``RunLimits.planner``): the runner lists each first-wave call
+    it would make (cache hits left out) and answers none; the summarize stage makes no
+    offline fallback for them and asks nothing after them (merges, repairs). This is how
+    ``digest.batchjobs`` learns the requests of a Batch API job."""
+
+    calls: list[PlannedCall] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, call: PlannedCall) -> None:
+        with self._lock:
+            self.calls.append(call)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ class LLMStats:
     # what the answers the issue uses cost when bought (cached ones too): the footer's cost
     answers_cost_usd: float = 0.0
     repairs: int = 0
+    cached_invalid: int = 0  # cached answers (a Batch API job's) that failed their check: repaired
     token_overhead: float | None = None
     fallback_themes: list[str] = field(default_factory=list)
     degraded: bool = False

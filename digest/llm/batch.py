@@ -22,6 +22,7 @@ from ..errors import ConfigError, LLMError, LLMUnavailable
 from ..redaction import mask_secret
 from ._ledger import prompt_hash as messages_hash
 from ._ledger import question_key
+from ._plan import PlannedCall
 from .answers import parse_json_answer
 from .base import AnswerUnreadable, ChatRequest, Completion
 from .response import completion_from_body
@@ -34,17 +35,6 @@ BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the l
 FINISHED = ("completed", "failed", "expired", "cancelled")
 FAILED = ("failed", "expired", "cancelled")
 NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
-
-
-@dataclass(frozen=True)
-class PlannedCall:
-    """One first-wave call of the run: its cache key and the request that asks it."""
-
-    key: str
-    task: str
-    request: ChatRequest
-    model: str
-    temperature: float | None
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from ._breaker import Breaker
 from ._calls import UNREADABLE, Call, Checker, Reply, log_rejected, read_answer
 from ._ledger import Ledger
 from ._limits import DEADLINE, DRY_RUN, Reserved, RunLimits, Spending, named_cut
-from ._plan import PlanRow
+from ._plan import PlannedCall, Planner, PlanRow
 from ._progress import progress_bar
 from ._stats import LLMStats
 from .base import (
@@ -132,6 +132,9 @@ class CallRunner:
             key = self.ledger.key(call)
             if call.question is None and self._answer_from_cache(call, key):
                 continue
+            if self.limits.planner is not None:
+                self._plan(call, key, self.limits.planner)
+                continue
             reserved = self.spending.reserve(call)
             reason = self._refusal(reserved)
             if reason is not None:
@@ -139,16 +142,28 @@ class CallRunner:
                 continue
             self._flights[pool.submit(self._ask, call)] = _Flight(call, seq, key, reserved)
 
+    def _plan(self, call: Call, key: str, planner: Planner) -> None:
+        """Planning mode: the call is listed, not asked, and gets no answer."""
+        planner.add(PlannedCall(key, call.task, self._request(call), self.backend.model,
+                                getattr(self.backend, "temperature", None)))
+        self._deliver(call, None, fallback=False)
+
     def _suspect(self) -> bool:
         return self.breaker.suspect and self.stats.stopped is None and not self._fatal
 
     def _answer_from_cache(self, call: Call, key: str) -> bool:
-        answer = self.ledger.cached_answer(call, key)
-        if answer is None:
+        cached = self.ledger.cached(call, key)
+        if cached is None:
             return False
+        if cached.problems:  # e.g. a Batch API answer: repaired, as a fresh one would be
+            self.stats.cached_invalid += 1
+            unread = Completion(cached.text, 0, 0)
+            log_rejected(call, unread, tuple(cached.problems))
+            self._repair(call, Reply(0.0, unread, problems=tuple(cached.problems)))
+            return True
         self.stats.cache_hits += 1
         self.ledger.used(key)
-        self._deliver(call, answer)
+        self._deliver(call, cached.answer)
         return True
 
     def _refusal(self, reserved: Reserved) -> str | None:
