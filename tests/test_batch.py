@@ -291,3 +291,21 @@ def test_planning_asks_nothing_and_makes_no_offline_answers(fake, tmp_path, monk
     with sqlite3.connect(home / "state.sqlite") as db:
         assert db.execute("SELECT count(*) FROM llm_calls").fetchone() == (0,)
         assert db.execute("SELECT count(*) FROM llm_cache").fetchone() == (0,)
+
+
+def test_a_batch_line_is_the_body_a_direct_call_sends(fake, tmp_path):
+    """Each JSONL line carries what OpenAIChat would POST (issue 17): the same model, token
+    parameter, temperature and structured-output level as the direct call to the same
+    server, not a body rebuilt beside it."""
+    home = tmp_path / "one"  # one store: one prompt nonce for both paths
+    assert newsletter(fake, home)[0] == 0
+    sent = {json.dumps(body["messages"], sort_keys=True): body for body in fake.chat_requests}
+    with sqlite3.connect(home / "state.sqlite") as db:
+        db.execute("DELETE FROM llm_cache")
+    issue(home).unlink()
+    code, output = newsletter(fake, home, "--batch-api", "--include-published")
+    assert code == 0 and "submitted" in output, output
+    lines = [json.loads(line) for line in fake.files[fake.uploads[-1]].splitlines()]
+    assert len(lines) == FIRST_WAVE
+    for line in lines:
+        assert line["body"] == sent[json.dumps(line["body"]["messages"], sort_keys=True)]

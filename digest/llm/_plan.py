@@ -28,6 +28,7 @@ class PlannedCall:
     request: ChatRequest
     model: str
     temperature: float | None
+    body: Mapping[str, Any]  # what the backend would POST to /v1/chat/completions
 
 
 @dataclass

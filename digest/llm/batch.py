@@ -1,8 +1,8 @@
 """The Batch API, as files: requests out as JSONL, answers back from the output file.
 
-A batch request is the body ``OpenAIChat`` would POST to ``/v1/chat/completions`` (the
-strictest structured output, ``json_schema``), with ``custom_id`` set to the call's cache
-key, so that an answer coming back hours later lands in the LLM cache exactly where the
+A batch request is the body ``OpenAIChat`` would POST to ``/v1/chat/completions`` now
+(``OpenAIChat.request_body``: the structured-output level and token parameter the server has
+taught it), with ``custom_id`` set to the call's cache key, so that an answer coming back hours later lands in the LLM cache exactly where the
 runner will look for it. Answers are stored *unvalidated*: the runner checks every cache
 hit with the call's own check before using it (``CallRunner._answer_from_cache``), so a
 batch answer passes exactly the validation a fresh one does.
@@ -70,7 +70,8 @@ def prompt_hash(request: ChatRequest) -> str:
 
 def request_body(model: str, request: ChatRequest, temperature: float | None
                  ) -> dict[str, Any]:
-    """What ``OpenAIChat`` sends for ``request`` at its strictest level (json_schema)."""
+    """The body for a backend that cannot say what it would send (``OpenAIChat`` can:
+    ``request_body``): ``request`` at the strictest level (json_schema)."""
     body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in request.messages],
                             "max_tokens": request.max_tokens}
     if temperature is not None:
@@ -86,7 +87,7 @@ def request_body(model: str, request: ChatRequest, temperature: float | None
 def requests_jsonl(calls: Iterable[PlannedCall]) -> bytes:
     """The batch input file: one ``/v1/chat/completions`` request a line."""
     lines = (json.dumps({"custom_id": call.key, "method": "POST", "url": ENDPOINT,
-                         "body": request_body(call.model, call.request, call.temperature)},
+                         "body": dict(call.body)},
                         ensure_ascii=False, sort_keys=True) for call in calls)
     return "".join(line + "\n" for line in lines).encode()
 

@@ -155,6 +155,12 @@ class OpenAIChat:
                     (time.monotonic() - started) * 1000, limit.seconds)
         return completion
 
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The body this backend would POST for ``request`` now: its model, the structured
+        output level and token parameter this server has taught it, its temperature. A Batch
+        API line carries exactly this (``digest.batchjobs``)."""
+        return self._arguments(request, self._level_for(request))
+
     def _arguments(self, request: ChatRequest, level: int) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": self.model, "messages": [dict(m) for m in request.messages],

@@ -48,6 +48,7 @@ from .base import (
     RequestRejected,
     retries_of,
 )
+from .batch import request_body
 
 __all__ = ["Call", "CallRunner", "Checker", "LLMStats", "RunLimits", "in_process"]
 
@@ -144,8 +145,11 @@ class CallRunner:
 
     def _plan(self, call: Call, key: str, planner: Planner) -> None:
         """Planning mode: the call is listed, not asked, and gets no answer."""
-        planner.add(PlannedCall(key, call.task, self._request(call), self.backend.model,
-                                getattr(self.backend, "temperature", None)))
+        request, temperature = self._request(call), getattr(self.backend, "temperature", None)
+        body_of = getattr(self.backend, "request_body", None)
+        body = (body_of(request) if body_of is not None
+                else request_body(self.backend.model, request, temperature))
+        planner.add(PlannedCall(key, call.task, request, self.backend.model, temperature, body))
         self._deliver(call, None, fallback=False)
 
     def _suspect(self) -> bool:
