@@ -2,10 +2,11 @@
 
 A batch request is the body ``OpenAIChat`` would POST to ``/v1/chat/completions`` now
 (``OpenAIChat.request_body``: the structured-output level and token parameter the server has
-taught it), with ``custom_id`` set to the call's cache key, so that an answer coming back hours later lands in the LLM cache exactly where the
-runner will look for it. Answers are stored *unvalidated*: the runner checks every cache
-hit with the call's own check before using it (``CallRunner._answer_from_cache``), so a
-batch answer passes exactly the validation a fresh one does.
+taught it), with ``custom_id`` set to the call's cache key, so that an answer coming back
+hours later lands in the LLM cache exactly where the runner will look for it. Answers are
+stored *unvalidated*: the runner checks every cache hit with the call's own check before
+using it (``CallRunner._answer_from_cache``), so a batch answer passes exactly the
+validation a fresh one does, and an invalid one gets the same repair.
 
 ``BatchClient`` drives any server implementing OpenAI's Files and Batches endpoints
 (OpenAI, Azure OpenAI, a test fake); vLLM's ``run_batch`` writes the same output file.
