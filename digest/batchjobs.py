@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .llm import settings_from_env
 from .llm._plan import PlannedCall, Planner
 from .llm.batch import (
     BATCH_PRICE_FACTOR,
@@ -191,13 +190,9 @@ def plan_hash(planned: Sequence[PlannedCall]) -> str:
 
 def batch_client(digest: Digest) -> BatchClient:
     from .llm.endpoint import make_client
+    from .llm.wiring import backend_settings
 
-    s = digest.settings
-    settings = settings_from_env(s["model"], base_url=s["base_url"],
-                                 api_version=s.file.get("api_version"),
-                                 provider=s.file.get("provider"),
-                                 timeout_s=FILES_TIMEOUT_S if s["timeout"] is None
-                                 else float(s["timeout"]))
+    settings = backend_settings(digest.settings, timeout_s=FILES_TIMEOUT_S)
     return BatchClient(make_client(settings), settings.api_key)
 
 

@@ -132,6 +132,9 @@ def build_issue(sources: Sequence[str], options: Options, *,
                       "paper_ids": list(s.theme.paper_ids)}
                      for s in sections]
     report.llm = summarizer.stats.as_dict()
+    embeddings = getattr(options.theme_backend, "stats", None)
+    if callable(embeddings) and (stats_of_embeddings := embeddings()) is not None:
+        report.llm["embeddings"] = stats_of_embeddings  # --themes embeddings: its calls
     markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown, tuple(inbox))

@@ -80,17 +80,20 @@ class Digest:
         ``Built.markdown`` is exactly the file ``write_issue`` writes there. With a ``planner``
         the LLM stage only lists its first-wave calls there (``digest.batchjobs`` plans a
         Batch API job so) and the issue built is a stand-in."""
-        from .llm.wiring import llm_setup
+        from .llm.openai_embed import DEFAULT_EMBEDDING_MODEL
+        from .llm.wiring import backend_settings, llm_setup
         from .outputs import past_issues
         from .pipeline import build_issue
         from .publishing import archive_history
         from .themes import make_theme_backend
+        from .themes._embeddings import EMBEDDING_TIMEOUT_S
 
         s = self.settings
         history = tuple(past_issues(archive_history(out, store))) if out is not None else ()
         with llm_setup(s, dry_run=self.dry_run) as llm:
-            themes = make_theme_backend(s["theme_backend"], store, model=s["embedding_model"],
-                                        base_url=s["base_url"], timeout_s=llm.timeout_s,
+            endpoint = backend_settings(s, model=s["embedding_model"] or DEFAULT_EMBEDDING_MODEL,
+                                        timeout_s=EMBEDDING_TIMEOUT_S)
+            themes = make_theme_backend(s["theme_backend"], store, endpoint=endpoint,
                                         deadline_s=llm.limits.deadline_s)
             ready = replace(options, budget=llm.budget,
                             llm=replace(llm.limits, planner=planner), theme_backend=themes,

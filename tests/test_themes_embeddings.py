@@ -4,6 +4,7 @@ ledger rows, and faults that behave exactly as they do for chat (one retry layer
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -176,15 +177,24 @@ def test_cli_themes_from_a_real_embeddings_server_are_cached_in_the_store(tmp_pa
     state, out = tmp_path / "state.sqlite", tmp_path / "out"
     args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
             "--themes", "embeddings", "--state", str(state), "--out", str(out)]
+    reports = [tmp_path / "first.json", tmp_path / "second.json"]
     with FakeOpenAI() as server:
-        first = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        first = CliRunner().invoke(app, [*args, "--base-url", server.url,
+                                         "--report", str(reports[0])])
         assert first.exit_code == 0, first.output
         asked = len(server.embedding_requests)
         texts = sum(len(r.body["input"]) for r in server.embedding_requests)
-        second = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        second = CliRunner().invoke(app, [*args, "--base-url", server.url,
+                                          "--report", str(reports[1])])
         assert second.exit_code == 0, second.output
         assert len(server.embedding_requests) == asked  # every vector came from the store
     assert asked >= 1 and texts == 30  # one vector per paper
+    # the report's llm block says what the embeddings cost in calls (issue 16): they go
+    # through the LLM layer like chat
+    first_stats, second_stats = (json.loads(r.read_text())["llm"]["embeddings"] for r in reports)
+    assert first_stats["calls"] == asked and first_stats["prompt_tokens"] > 0
+    assert first_stats["cache_hits"] == 0 and first_stats["failed_calls"] == 0
+    assert second_stats["calls"] == 0 and second_stats["cache_hits"] == 30
     issue = (out / "2026-W47.md").read_text(encoding="utf-8")
     assert len(re.findall(r"^- \*\*", issue, re.MULTILINE)) == 30
     assert len(re.findall(r"^## ", issue, re.MULTILINE)) >= 2 + 3  # TL;DR, contents, 3+ themes

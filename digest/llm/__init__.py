@@ -13,7 +13,6 @@ in-process backend for tests (``MockBackend``: ``enqueue`` answers, read ``histo
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -68,24 +67,11 @@ def answers_in_process(name: str) -> bool:
     return bool(getattr(BACKENDS.get(name), "in_process", False))
 
 
-def settings_from_env(model: str | None, **overrides: Any) -> BackendSettings:
-    """Settings from the environment (as the openai client reads it); overrides win if not None."""
-    values: dict[str, Any] = {
-        "model": model or os.environ.get("DIGEST_MODEL") or DEFAULT_MODEL,
-        "api_key": os.environ.get("OPENAI_API_KEY") or None,
-        "base_url": os.environ.get("OPENAI_BASE_URL") or None,
-        "api_version": os.environ.get("OPENAI_API_VERSION") or None,
-    }
-    values.update({key: value for key, value in overrides.items() if value is not None})
-    return BackendSettings(**values)
-
-
 __all__ = [
     "BACKENDS", "BackendSettings", "ChatBackend", "ChatRequest", "Completion", "DEFAULT_MODEL",
     "DeadlineReached", "ModelCard", "OfflineBackend", "OpenAIChat", "Price", "QuotaExhausted",
     "RequestRejected",
     "answers_in_process", "backend_name", "make_backend", "model_card", "register_backend",
-    "settings_from_env",
 ]
 
 

@@ -4,7 +4,7 @@ OpenAI, Azure OpenAI, vLLM, Ollama, LM Studio and the llama.cpp servers all spea
 protocol, but differ in what they accept and in how fast they answer. ``quirks`` learns,
 once per run, what the server refuses (structured-output levels, ``max_tokens``,
 ``temperature``); ``pacing`` gives each request a time limit that fits the server's speed.
-Retries (tenacity) live here and only here.
+Retries (tenacity) are ``retrying``'s, shared with the embeddings backend: one retry layer.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import openai
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
-from tenacity.stop import stop_base
+from tenacity import RetryCallState
 
 from ..errors import ConfigError, LLMError
 from ..redaction import mask_secret
@@ -28,7 +27,7 @@ from .base import (
     with_retries,
 )
 from .endpoint import make_client
-from .faults import as_digest_error, backoff_wait, describe, is_retryable
+from .faults import as_digest_error, backoff_wait, describe
 from .pacing import DEADLINE, Limit, Pacing, is_local, request_tokens
 from .quirks import (
     JSON_OBJECT,
@@ -41,6 +40,7 @@ from .quirks import (
     is_format_refusal,
 )
 from .response import BodyTooSlow, completion_from_body, read_body
+from .retrying import retrying, unless_withdrawn
 
 logger = logging.getLogger("digest.llm")
 
@@ -79,15 +79,10 @@ class OpenAIChat:
             logger.info("llm call failed (%s); retry %d in %.1f s", describe(error), retries,
                         state.upcoming_sleep)
 
-        retrying = Retrying(
-            retry=retry_if_exception(
-                lambda e: is_retryable(e, self._settings.max_retry_after_s)),
-            stop=(stop_after_attempt(self._settings.max_attempts) | _past(request.deadline)
-                  | _withdrawn(request)),
-            wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
+        retry = retrying(self._settings, request, wait=self._wait, sleep=self._sleep,
+                         before_sleep=count_retry)
         try:
-            completion = retrying(_unless_withdrawn(
-                lambda asked: self._attempt(asked, limits), request))
+            completion = retry(unless_withdrawn(lambda: self._attempt(request, limits), request))
         except openai.APIError as error:
             cut = limits[-1] if limits and isinstance(error, openai.APITimeoutError) else None
             raise with_retries(self._as_error(error, retries + 1, cut), retries) from None
@@ -211,45 +206,6 @@ def _read_body(response: Any, *, deadline: float) -> bytes:
         if "Timeout" in type(error).__name__:
             raise openai.APITimeoutError(request) from None
         raise openai.APIConnectionError(request=request) from None
-
-
-class _past(stop_base):  # noqa: N801 - reads like tenacity's own stops
-    """A tenacity stop: no retry whose wait would end after the deadline."""
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
-
-    def __call__(self, state: RetryCallState) -> bool:
-        return (self.deadline is not None
-                and time.monotonic() + state.upcoming_sleep >= self.deadline)
-
-
-class _withdrawn(stop_base):  # noqa: N801
-    """A tenacity stop: no retry once the caller withdrew permission (breaker open)."""
-
-    def __init__(self, request: ChatRequest) -> None:
-        self.request = request
-
-    def __call__(self, state: RetryCallState) -> bool:
-        return self.request.may_retry is not None and not self.request.may_retry()
-
-
-def _unless_withdrawn(attempt: Callable[[ChatRequest], Completion], request: ChatRequest
-                      ) -> Callable[[], Completion]:
-    """``attempt(request)``; a retry the caller withdrew during the backoff sleep raises the
-    error of the attempt before instead of sending the request again."""
-    failures: list[Exception] = []
-
-    def attempt_once() -> Completion:
-        if failures and request.may_retry is not None and not request.may_retry():
-            raise failures[-1]
-        try:
-            return attempt(request)
-        except Exception as error:
-            failures.append(error)
-            raise
-
-    return attempt_once
 
 
 def _response_format(request: ChatRequest, level: int) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ..errors import ConfigError, LLMError
 from .base import AnswerUnreadable, BackendSettings, DeadlineReached, with_retries
@@ -82,25 +82,15 @@ class OpenAIEmbeddings:
         return Embeddings(result.vectors, result.prompt_tokens, retries)
 
     def _retrying(self, request: EmbeddingRequest, count_retry: Callable[[Any], None]) -> Any:
-        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+        from .retrying import retrying  # chat's own: one retry layer, one meaning of deadline
 
-        # The chat backend's own stops: one retry layer, one meaning of deadline and breaker.
-        from .faults import is_retryable
-        from .openai_chat import _past, _withdrawn
-
-        return Retrying(
-            retry=retry_if_exception(
-                lambda e: is_retryable(e, self._settings.max_retry_after_s)),
-            stop=(stop_after_attempt(self._settings.max_attempts) | _past(request.deadline)
-                  | _withdrawn(request)),  # type: ignore[arg-type]  # reads .may_retry only
-            wait=self._wait, sleep=self._sleep, before_sleep=count_retry, reraise=True)
+        return retrying(self._settings, request, wait=self._wait, sleep=self._sleep,
+                        before_sleep=count_retry)
 
     def _attempt_for(self, request: EmbeddingRequest) -> Callable[[], Embeddings]:
-        from .openai_chat import _unless_withdrawn
+        from .retrying import unless_withdrawn
 
-        # chat's helper, typed for chat: it only calls the function and reads .may_retry
-        attempt: Any = _unless_withdrawn(lambda _: self._send(request), request)  # type: ignore
-        return cast(Callable[[], Embeddings], attempt)
+        return unless_withdrawn(lambda: self._send(request), request)
 
     def _send(self, request: EmbeddingRequest) -> Embeddings:
         started = time.monotonic()

@@ -15,11 +15,10 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
 from ..llm.embed_runner import RunEmbedder
-from ..llm.openai_embed import DEFAULT_EMBEDDING_MODEL
 from ..models import Paper, Theme
 from ..state import Store
 from ._build import themes_from_labels
@@ -62,13 +61,25 @@ class CachedEmbedder:
     store: Store
     model: str = field(init=False)
 
+    cache_hits: int = field(init=False, default=0)
+
     def __post_init__(self) -> None:
         self.model = self.inner.model
+
+    def stats(self) -> dict[str, Any]:
+        """What the run report's ``llm.embeddings`` block says: the calls the inner
+        embedder made (``LLMStats``: calls, retries, failures, tokens, errors) and the texts
+        the store already held."""
+        inner = getattr(self.inner, "stats", None)
+        done = ({key: value for key, value in inner.as_dict().items() if key in EMBEDDING_STATS}
+                if inner is not None else {"model": self.model})
+        return {**done, "cache_hits": self.cache_hits}
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         keys = [self._key(text) for text in texts]
         found = {key: self.store.cached_response(key) for key in dict.fromkeys(keys)}
         missing = [i for i, key in enumerate(keys) if found[key] is None]
+        self.cache_hits += len(keys) - len(missing)
         step = int(getattr(self.inner, "batch", 0)) or len(missing) or 1
         for start in range(0, len(missing), step):  # each batch kept once it is paid for
             chunk = missing[start:start + step]
@@ -88,6 +99,11 @@ class EmbeddingThemes:
 
     embedder: Embedder
     clusterer: TfidfThemes = field(default_factory=TfidfThemes)
+
+    def stats(self) -> dict[str, Any] | None:
+        """The embeddings' share of the run report (``llm.embeddings``)."""
+        stats = getattr(self.embedder, "stats", None)
+        return stats() if callable(stats) else None
 
     def group(self, papers: Sequence[Paper], *, max_themes: int, seed: int) -> list[Theme]:
         if max_themes < 1:
@@ -111,29 +127,27 @@ def embedding_text(paper: Paper) -> str:
 
 
 THEME_BACKENDS = ("tfidf", "embeddings")
+EMBEDDING_STATS = ("backend", "model", "calls", "retries", "failed_calls", "prompt_tokens",
+                   "stopped", "errors")
 EMBEDDING_TIMEOUT_S = 60.0
 
 
-def make_theme_backend(name: str, store: Store, *, model: str | None = None,
-                       base_url: str | None = None, timeout_s: float | None = None,
+def make_theme_backend(name: str, store: Store, *, endpoint: BackendSettings | None = None,
                        deadline_s: float | None = None) -> EmbeddingThemes | None:
     """The theme backend setting ``theme_backend`` names; None is the default offline TF-IDF.
 
-    ``timeout_s`` and ``deadline_s`` are the run's (settings ``timeout`` and ``deadline``);
-    with no ``timeout`` set an embeddings request may take ``EMBEDDING_TIMEOUT_S`` (they are
-    small: a batch of titles and abstracts, no generated text to wait for)."""
-    from ..llm import settings_from_env
-
+    ``endpoint`` is the embeddings server as the run's resolved settings name it
+    (``digest.llm.wiring.backend_settings`` with the ``embedding_model``; with no ``timeout``
+    set a request may take ``EMBEDDING_TIMEOUT_S``: a batch of titles and abstracts, no
+    generated text to wait for); ``deadline_s`` is the run's."""
     if name == "tfidf":
         return None
     if name != "embeddings":
         raise ConfigError(f"theme backend {name!r} is unknown; choose one of "
                           f"{', '.join(THEME_BACKENDS)}", setting="theme_backend")
-    settings = settings_from_env(model or DEFAULT_EMBEDDING_MODEL, base_url=base_url,
-                                 timeout_s=EMBEDDING_TIMEOUT_S if timeout_s is None else timeout_s)
-    if not settings.api_key and not settings.base_url:
+    if endpoint is None or (not endpoint.api_key and not endpoint.base_url):
         raise ConfigError("theme backend embeddings needs an endpoint: set OPENAI_API_KEY "
                           "(OpenAI) or OPENAI_BASE_URL / the base_url setting (a local server)",
                           setting="theme_backend")
-    embedder = OpenAIEmbedder(settings, store=store, deadline_s=deadline_s)
+    embedder = OpenAIEmbedder(endpoint, store=store, deadline_s=deadline_s)
     return EmbeddingThemes(CachedEmbedder(embedder, store))
