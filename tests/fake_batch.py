@@ -2,7 +2,8 @@
 
 ``POST /v1/files`` (multipart upload), ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
 ``GET /v1/batches/{id}`` and ``GET /v1/batches``; ``POST /v1/chat/completions`` answers with
-``fake_openai``'s smart answers, so the batch path and the direct path get the same answers.
+``fake_openai``'s smart answers, so the batch path and the direct path get the same answers,
+and ``POST /v1/embeddings`` with its bag-of-words vectors.
 
 Each job walks ``statuses`` (default validating → in_progress → completed), one step per
 retrieve. When it reaches ``completed`` (or ``expired`` / ``cancelled``: then only the first
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .fake_openai import Reply, _completion
+from .fake_openai import Reply, _completion, _embeddings
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
@@ -56,6 +57,7 @@ class FakeBatch:
     files: dict[str, bytes] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
+    embedding_requests: list[dict[str, Any]] = field(default_factory=list)
     uploads: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -183,6 +185,10 @@ def _handler_for(server: FakeBatch) -> type[BaseHTTPRequestHandler]:
                 self._json(server.upload(filename, data))
             elif path == "/v1/batches":
                 self._json(server.create(json.loads(raw)))
+            elif path == "/v1/embeddings":
+                body = json.loads(raw)
+                server.embedding_requests.append(body)
+                self._json(_embeddings(body))
             elif path == "/v1/chat/completions":
                 body = json.loads(raw)
                 server.chat_requests.append(body)

@@ -194,9 +194,9 @@ def test_a_run_killed_after_the_server_made_the_job_adopts_it(fake, tmp_path):
     assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
-def submit_and_collect_rest(fake: FakeBatch, home: Path) -> None:
+def submit_and_collect_rest(fake: FakeBatch, home: Path, *extra: str) -> None:
     for _ in range(5):
-        assert newsletter(fake, home)[0] == 0
+        assert newsletter(fake, home, *extra)[0] == 0
         if issue(home).exists():
             return
     raise AssertionError("never collected")
@@ -309,3 +309,24 @@ def test_a_batch_line_is_the_body_a_direct_call_sends(fake, tmp_path):
     assert len(lines) == FIRST_WAVE
     for line in lines:
         assert line["body"] == sent[json.dumps(line["body"]["messages"], sort_keys=True)]
+
+
+def test_with_embedding_themes_the_vectors_come_first_and_directly(fake, tmp_path):
+    """Decision (issue 17): the prompts depend on the themes, which depend on the vectors, so
+    embeddings in a batch would mean two jobs back to back (up to two days) to save half of
+    a small share of the cost. The submit run fetches the vectors directly (and caches them);
+    the job holds the chat calls; collecting asks for nothing more."""
+    home = tmp_path / "batch"
+    code, output = newsletter(fake, home, "--batch-api", "--themes", "embeddings")
+    assert code == 0 and "submitted" in output, output
+    fetched = sum(len(body["input"]) for body in fake.embedding_requests)
+    assert fetched == 30  # one vector per paper, fetched once
+    lines = [json.loads(line) for line in fake.files[fake.uploads[-1]].splitlines()]
+    assert {line["url"] for line in lines} == {"/v1/chat/completions"}
+    submit_and_collect_rest(fake, home, "--themes", "embeddings")
+    assert sum(len(body["input"]) for body in fake.embedding_requests) == fetched
+    assert fake.chat_requests == []
+    code, output = newsletter(fake, tmp_path / "direct", "--themes", "embeddings")
+    assert code == 0, output
+    assert without_cost(issue(home).read_bytes()) == without_cost(
+        issue(tmp_path / "direct").read_bytes())
