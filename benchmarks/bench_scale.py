@@ -155,6 +155,19 @@ def table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_section(path: Path, name: str, text: str) -> None:
+    """Put ``text`` between ``<!-- name -->`` and ``<!-- /name -->`` in ``path`` (appended
+    when they are not there yet): each benchmark rewrites its own section, not the file."""
+    start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    old = path.read_text("utf-8") if path.exists() else "# Benchmarks (`make bench`)\n"
+    block = f"{start}\n{text.rstrip()}\n{end}"
+    if start in old and end in old:
+        new = old[:old.index(start)] + block + old[old.index(end) + len(end):]
+    else:
+        new = old.rstrip() + "\n\n" + block + "\n"
+    path.write_text(new, "utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 50_000])
@@ -163,12 +176,11 @@ def main() -> int:
     described = machine()
     text = table(measure(args.sizes))
     print(text)
-    args.results.write_text(
-        "# Pipeline at scale (`make bench`, benchmarks/bench_scale.py)\n\n"
-        f"One run per size, offline backend, synthetic Daily Papers pages with 10% repeats.\n"
+    write_section(args.results, "bench_scale", (
+        "## Whole pipeline at scale (`bench_scale.py`)\n\n"
+        "One run per size, offline backend, synthetic Daily Papers pages with 10% repeats.\n"
         f"Machine: {described}.\nThe floor (read every page, tiktoken-count each unique abstract "
-        "once) is measured in the same run; compare ratios, not seconds.\n\n" + text + "\n",
-        "utf-8")
+        "once) is measured in the same run; compare ratios, not seconds.\n\n" + text + "\n"))
     return 0
 
 
