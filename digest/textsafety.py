@@ -126,6 +126,19 @@ def ellipsize(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def cut_at_word(text: str, limit: int, *, near: float = 0.0, strip: str | None = None) -> str:
+    """At most ``limit`` characters, ending in an ellipsis when something was cut: at the last
+    space before the limit when there is one past ``near`` × ``limit`` (0: anywhere), else
+    mid-word; ``strip`` (whitespace by default) is taken off the end before the ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= 0 and (near == 0.0 or space > near * limit):
+        head = head[:space]
+    return head.rstrip(strip) + "…"
+
+
 def untrusted_preview(text: object, limit: int) -> str:
     """A bit of untrusted text (a server's error body, a model's answer) as a log or a message
     shows it: cleaned like all untrusted text, then cut to ``limit`` characters."""

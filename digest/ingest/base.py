@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..models import Record
 from ..normalize import MAX_CLEAN_CHARS
+from ..textsafety import cut_at_word
 
 # arXiv caps abstracts at 1,920 characters; journals rarely pass 4,000. Anything
 # far longer is a whole paper or a broken field, and would eat the token budget.
@@ -43,22 +44,13 @@ def capped(record: Record) -> tuple[Record, list[str]]:
     title, abstract = record.title, record.abstract
     if len(title) > MAX_TITLE_CHARS:
         notes.append(_cap_note("title", title, MAX_TITLE_CHARS, record))
-        title = _cut(title, MAX_TITLE_CHARS)
+        title = cut_at_word(title, MAX_TITLE_CHARS, near=0.8)
     if len(abstract) > MAX_ABSTRACT_CHARS:
         notes.append(_cap_note("abstract", abstract, MAX_ABSTRACT_CHARS, record))
-        abstract = _cut(abstract, MAX_ABSTRACT_CHARS)
+        abstract = cut_at_word(abstract, MAX_ABSTRACT_CHARS, near=0.8)
     if not notes:
         return record, []
     return dataclasses.replace(record, title=title, abstract=abstract), notes
-
-
-def _cut(text: str, limit: int) -> str:
-    """At most ``limit`` characters, at a word boundary when one is near, ending in '…'."""
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    if space > limit * 0.8:
-        head = head[:space]
-    return head.rstrip() + "…"
 
 
 def _cap_note(what: str, text: str, limit: int, record: Record) -> str:

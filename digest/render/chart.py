@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..textsafety import cut_at_word
 from .escape import plain_text
 
 BLOCKS = 20  # width of the longest bar in text, in block characters
@@ -55,7 +56,4 @@ def bar_chart(sizes: Sequence[tuple[str, int]]) -> Chart:
 
 def shorten(text: str, limit: int) -> str:
     """``text`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-    return cut.rstrip(" ·,;:") + "…"
+    return cut_at_word(text, limit, strip=" ·,;:")
