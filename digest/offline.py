@@ -211,6 +211,7 @@ REFERS_BACK = re.compile(f"^(?:{_REFERS_BACK_START.pattern})|{_REFERS_BACK_ANYWH
 _PROBLEM_HINTS = ("question", "problem", "issue", "gap", "challenge", "limitation", "shortcoming",
                   "drawback", "difficult", "bottleneck", "concern", "dilemma", "trade", "need")
 _POINTER_HINTS = ("above", "aforementioned", "former", "latter")
+_ANAPHORA_HINTS = ("such", "these", "those", "aforementioned", "the above", "this")
 
 
 def may_contain(text: str, hints: Sequence[str]) -> bool:
@@ -237,6 +238,11 @@ def _standalone(text: str) -> str:
     return _BACK_DETERMINER.sub("The ", text, count=1)
 
 
+def _has_anaphora(text: str) -> bool:
+    return may_contain(text, _ANAPHORA_HINTS) and bool(_ANAPHORA.search(text))
+
+
+@lru_cache(maxsize=8192)  # the table asks of the rewritten text, the gist of the clean one
 def refers_back(text: str) -> bool:
     """``REFERS_BACK.search(text)``, its unanchored branches run only when the words they
     need are there."""
@@ -287,6 +293,20 @@ _AIM = re.compile(
     r"leverage|describe|illustrate|argue)(?:s|d|ed)?\b",
     re.IGNORECASE,
 )
+_SUBJECT_HINTS = ("we", "this ", "our ")
+_CONTRIBUTION_HINTS = (*_SUBJECT_HINTS, "proposed", "introduced", "presented", "developed")
+
+
+def _contributes(sentence: str) -> bool:
+    """"We propose …", "X is introduced": what the paper contributes."""
+    return may_contain(sentence, _CONTRIBUTION_HINTS) and bool(_CONTRIBUTION.search(sentence))
+
+
+def _aims(sentence: str) -> bool:
+    """"We study …", "This paper examines …": what the paper sets out to do."""
+    return may_contain(sentence, _SUBJECT_HINTS) and bool(_AIM.search(sentence))
+
+
 _DEFINITION = re.compile(r"^[A-Z][\w-]*(?: [\w-]+){0,3},? (?:is|are) (?:a|an|the first)\b")
 _BACKGROUND_START = re.compile(
     r"(?:(?:large|recent|modern|current|existing|many|most|nowadays|despite|while|"
@@ -424,8 +444,8 @@ def _gist_traits(clean: str, text: str, text_terms: list[str], text_results: boo
     if _is_link(clean):
         return _LINK_TRAITS
     same = clean == text
-    contribution = text_contribution if same else bool(_CONTRIBUTION.search(clean))
-    lead = 3.0 if contribution else 1.5 if _AIM.search(clean) else 0.0
+    contribution = text_contribution if same else _contributes(clean)
+    lead = 3.0 if contribution else 1.5 if _aims(clean) else 0.0
     if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
         lead += 1.0
     return _GistTraits(
@@ -621,8 +641,8 @@ def _sentence(index: int, clean: str) -> _Sentence:
     terms = _tokens(text)
     counts = tuple(Counter(terms).items())
     anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
-                     or refers_back(text)) else int(bool(_ANAPHORA.search(text)))
-    contribution = bool(_CONTRIBUTION.search(text))
+                     or refers_back(text)) else int(_has_anaphora(text))
+    contribution = _contributes(text)
     results = _reports_results(text)
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
@@ -678,7 +698,8 @@ def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
 def _role(text: str, index: int, contribution: bool) -> int:
     if contribution:
         return CONTRIBUTION
-    if index <= 2 and not _FIRST_PERSON.search(text):
+    if index <= 2 and not (may_contain(text, ("we", "our", "us", "this "))
+                           and _FIRST_PERSON.search(text)):
         return BACKGROUND
     return DETAIL
 

@@ -140,7 +140,9 @@ PIECES = st.sampled_from([
     "outperforms", "experiments", "results show", "show that our", "the effectiveness",
     "In this paper, ", "in this work", "Recent ", "in recent years", "However, ", "(Smith 2020)",
     "[3]", ".", "!", "?", " ", ", ", "2", "3.5%", "10x", "İ", "ı", "ſ", "K", "é", "-", "\n",
-    "Issue", "QUESTION", "trade-off", "need", "difficulties", "To address this challenge, we"])
+    "Issue", "QUESTION", "trade-off", "need", "difficulties", "To address this challenge, we",
+    "We propose", "we\tstudy", "This paper examines", "our work", "is proposed", "are newly "
+    "developed", "us", "those", "aforementioned"])
 TEXTS = st.one_of(st.lists(PIECES, max_size=12).map("".join), st.text(max_size=60))
 
 
@@ -161,6 +163,11 @@ def test_each_prefilter_gives_the_patterns_answer(text):
     assert offline._reports_results(text) == bool(offline._RESULTS.search(text))
     assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text))
     assert offline._numbers(text) == len(offline._NUMBER.findall(text))
+    assert offline._contributes(text) == bool(offline._CONTRIBUTION.search(text))
+    assert offline._aims(text) == bool(offline._AIM.search(text))
+    assert offline._has_anaphora(text) == bool(offline._ANAPHORA.search(text))
+    first_person = bool(offline._FIRST_PERSON.search(text))
+    assert offline._role(text, 0, False) == (offline.DETAIL if first_person else offline.BACKGROUND)
     assert offline._standalone(text) == _standalone_before(text)
     if not text.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):
         assert offline._TRAILING_CITATION.search(text) is None
@@ -177,3 +184,6 @@ def test_each_prefilter_gives_the_patterns_answer_on_every_real_sentence(seeds):
         assert offline._reports_results(text) == bool(offline._RESULTS.search(text)), text
         assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text)), text
         assert offline._standalone(text) == _standalone_before(text), text
+        assert offline._contributes(text) == bool(offline._CONTRIBUTION.search(text)), text
+        assert offline._aims(text) == bool(offline._AIM.search(text)), text
+        assert offline._has_anaphora(text) == bool(offline._ANAPHORA.search(text)), text
