@@ -222,7 +222,10 @@ def may_contain(text: str, hints: Sequence[str]) -> bool:
     if not text.isascii():
         return True
     low = text.lower()
-    return any(hint in low for hint in hints)
+    for hint in hints:  # noqa: SIM110 - a generator for any() cost more than the tests
+        if hint in low:
+            return True
+    return False
 
 
 @lru_cache(maxsize=8192)  # a gist asks again for what the sentence table has just rewritten
@@ -350,6 +353,7 @@ _DIGIT = re.compile(r"\d")
 _IN_THIS_PAPER = re.compile(r"\bin this (?:paper|work|thesis|article|study)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)  # asked of the rewritten text and of the clean one, mostly equal
 def _numbers(text: str) -> int:
     """How many numbers (and percentages) ``text`` gives."""
     return len(_NUMBER.findall(text)) if _DIGIT.search(text) else 0
@@ -377,6 +381,7 @@ def paper_gists(papers: Sequence[Paper], *, max_chars: int = 220) -> dict[str, s
     return {paper.id: paper_gist(paper, max_chars=max_chars) for paper in papers}
 
 
+@lru_cache(maxsize=8192)
 def _is_link(sentence: str) -> bool:
     """A URL or a "code is available" sentence (cheap substring test first)."""
     low = sentence.lower()
