@@ -12,7 +12,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest import offline
+from digest import offline, sentences
 from digest.models import Paper
 from digest.themes._text import count_terms, paper_terms, paper_text, tokenize
 
@@ -147,43 +147,43 @@ TEXTS = st.one_of(st.lists(PIECES, max_size=12).map("".join), st.text(max_size=6
 
 
 def _standalone_before(text: str) -> str:
-    text = offline._BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
-    text = offline._BACK_ALSO.sub(lambda m: m[1], text, count=1)
-    text = offline._BACK_OPENER.sub("", text, count=1)
-    text = offline._BACK_PURPOSE.sub("", text)
-    text = offline._BACK_OBJECT.sub(lambda m: m[1], text)
-    text = offline._IT_IS_SHOWN.sub("", text, count=1)
-    return offline._BACK_DETERMINER.sub("The ", text, count=1)
+    text = sentences._BACK_ADVERB.sub(lambda m: m[1] + " ", text, count=1)
+    text = sentences._BACK_ALSO.sub(lambda m: m[1], text, count=1)
+    text = sentences._BACK_OPENER.sub("", text, count=1)
+    text = sentences._BACK_PURPOSE.sub("", text)
+    text = sentences._BACK_OBJECT.sub(lambda m: m[1], text)
+    text = sentences._IT_IS_SHOWN.sub("", text, count=1)
+    return sentences._BACK_DETERMINER.sub("The ", text, count=1)
 
 
 @settings(max_examples=600, deadline=None)
 @given(TEXTS)
 def test_each_prefilter_gives_the_patterns_answer(text):
-    assert offline.refers_back(text) == bool(offline.REFERS_BACK.search(text))
+    assert sentences.refers_back(text) == bool(sentences.REFERS_BACK.search(text))
     assert offline._reports_results(text) == bool(offline._RESULTS.search(text))
     assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text))
     assert offline._numbers(text) == len(offline._NUMBER.findall(text))
-    assert offline._contributes(text) == bool(offline._CONTRIBUTION.search(text))
-    assert offline._aims(text) == bool(offline._AIM.search(text))
+    assert sentences.contributes(text) == bool(sentences._CONTRIBUTION.search(text))
+    assert sentences.aims(text) == bool(sentences._AIM.search(text))
     assert offline._has_anaphora(text) == bool(offline._ANAPHORA.search(text))
     first_person = bool(offline._FIRST_PERSON.search(text))
     assert offline._role(text, 0, False) == (offline.DETAIL if first_person else offline.BACKGROUND)
-    assert offline._standalone(text) == _standalone_before(text)
+    assert sentences.standalone(text) == _standalone_before(text)
     if not text.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):
-        assert offline._TRAILING_CITATION.search(text) is None
+        assert sentences._TRAILING_CITATION.search(text) is None
 
 
 def test_each_prefilter_gives_the_patterns_answer_on_every_real_sentence(seeds):
     from digest.ingest import load_sources
 
-    sentences = [offline._clean(s) for paper in load_sources([str(seeds)]).records
-                 for s in offline.split_sentences(f"{paper.title}. {paper.abstract}")]
-    assert len(sentences) > 1000
-    for text in sentences:
-        assert offline.refers_back(text) == bool(offline.REFERS_BACK.search(text)), text
+    real = [sentences.clean_sentence(s) for paper in load_sources([str(seeds)]).records
+            for s in offline.split_sentences(f"{paper.title}. {paper.abstract}")]
+    assert len(real) > 1000
+    for text in real:
+        assert sentences.refers_back(text) == bool(sentences.REFERS_BACK.search(text)), text
         assert offline._reports_results(text) == bool(offline._RESULTS.search(text)), text
         assert offline._opens_on_background(text) == bool(_BACKGROUND_BEFORE.search(text)), text
-        assert offline._standalone(text) == _standalone_before(text), text
-        assert offline._contributes(text) == bool(offline._CONTRIBUTION.search(text)), text
-        assert offline._aims(text) == bool(offline._AIM.search(text)), text
+        assert sentences.standalone(text) == _standalone_before(text), text
+        assert sentences.contributes(text) == bool(sentences._CONTRIBUTION.search(text)), text
+        assert sentences.aims(text) == bool(sentences._AIM.search(text)), text
         assert offline._has_anaphora(text) == bool(offline._ANAPHORA.search(text)), text
