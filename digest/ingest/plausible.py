@@ -29,7 +29,7 @@ _SALUTATION = re.compile(
     r"|sent from my\b|--)", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+$")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?$")
-_LETTERS = re.compile(r"[^\W\d_]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _LINK_SIGNS = ("://", "www.", "mailto:", "@")  # a word _LINK matches holds one of these
 _SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
@@ -76,9 +76,13 @@ def abstract_problem(abstract: str) -> str | None:
 def _letters(text: str) -> int:
     """How many letters ``text`` has (``[^\\W\\d_]``); ASCII text without a regex (it was most
     of ingest's time)."""
-    if text.isascii():
-        return len(text) - len(text.encode("ascii").translate(None, _ASCII_LETTERS))
-    return len(text) - len(_LETTERS.sub("", text))
+    ascii_part = text.encode("ascii", "ignore")
+    letters = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
+    if len(ascii_part) == len(text):
+        return letters
+    # the few other characters one by one: what [^\W\d_] matches is alphanumeric, not a digit
+    return letters + sum(1 for run in _NON_ASCII.findall(text) for char in run
+                         if char.isalnum() and not char.isdecimal())
 
 
 def _links(words: list[str], text: str) -> int:
