@@ -130,7 +130,7 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
 def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
                words: WordSets) -> None:
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
-    pairs = sorted(candidate_pairs(sides))
+    pairs = candidate_pairs(sides)
     evidence = Evidences(sides)
     evidence.count(pairs)
     templates = boilerplate_sides(sides, pairs, evidence)

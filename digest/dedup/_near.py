@@ -146,25 +146,36 @@ def abstract_content(words: Iterable[str]) -> list[str]:
 
 # Candidates -----------------------------------------------------------------------------
 
-def candidate_pairs(sides: Sequence[Side]) -> set[tuple[int, int]]:
-    """Index pairs into ``sides`` that share an LSH bucket of abstracts or of titles."""
+def candidate_pairs(sides: Sequence[Side]) -> list[tuple[int, int]]:
+    """Index pairs (i < j) into ``sides`` that share an LSH bucket of abstracts or of titles,
+    sorted."""
+    import numpy as np
+
     if len(sides) < 2:
-        return set()
+        return []
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
     rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
-    pairs = _pairs(with_abstract, signatures(rows), ABSTRACT_LEAST)
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
     titles = Packed(token_hashes(_trigrams(title)) for _, title in entries)
-    pairs |= {(a, b) if a < b else (b, a)
-              for a, b in _pairs([i for i, _ in entries], signatures(titles), TITLE_LEAST)
-              if a != b}
+    codes = np.unique(np.concatenate([
+        _pair_codes(with_abstract, signatures(rows), ABSTRACT_LEAST, len(sides)),
+        _pair_codes([i for i, _ in entries], signatures(titles), TITLE_LEAST, len(sides))]))
+    pairs = list(zip((codes // len(sides)).tolist(), (codes % len(sides)).tolist(), strict=True))
     logger.debug("near-dup: %d candidate pairs among %d clusters", len(pairs), len(sides))
     return pairs
 
 
-def _pairs(ids: Sequence[int], signature, least: float) -> set[tuple[int, int]]:
+def _pair_codes(ids: Sequence[int], signature, least: float, n: int):  # -> np.ndarray
+    """The LSH pairs of ``signature``'s rows as sides (``ids``), each coded i * n + j, i < j;
+    none of a side with itself (two titles of one cluster)."""
+    import numpy as np
+
     first, second = lsh_pairs(signature, least)
-    return {(ids[a], ids[b]) for a, b in zip(first.tolist(), second.tolist(), strict=True)}
+    sides = np.asarray(ids, dtype=np.int64)
+    a, b = sides[first], sides[second]
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    keep = low != high
+    return low[keep] * n + high[keep]
 
 
 def _trigrams(title: str) -> list[str]:
