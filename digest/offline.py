@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 from .models import CitedText, Paper, SummarySegment
 from .normalize import singular
@@ -348,6 +350,8 @@ class _Sentence:
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
     counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
+    terms: tuple[str, ...]  # those of ``counts``, in the same order
+    tfs: tuple[float, ...]  # each term's 1 + log(count): its TF-IDF tf part
     role: int
     eligible: bool  # for a summary, but for the length limit
     results: bool
@@ -394,7 +398,9 @@ def _sentence(index: int, clean: str) -> _Sentence:
                      or refers_back(text)) else int(_has_anaphora(text))
     contribution = contributes(text)
     results = _reports_results(text)
+    tfs = tuple(1 + math.log(count) for _, count in counts)
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
+                     tuple(term for term, _ in counts), tfs,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
                      results, anaphora,
                      _gist_traits(clean, text, terms, results, contribution))
@@ -406,27 +412,41 @@ def content_terms(text: str) -> list[str]:
 
 
 def _tokens(text: str) -> list[str]:
-    return [term for word in _WORD.findall(text.lower()) if (term := _term(word))]
+    return [term for term in map(_TERM_OF.__getitem__, _WORD.findall(text.lower())) if term]
 
 
-@lru_cache(maxsize=1 << 17)  # a word's verdict once: the 50k run looked up 21M words
-def _term(word: str) -> str:
-    """The content term of a lower-case word ("agents" → "agent"); "" for a stop word, a
-    number or a single letter."""
-    if word in _STOPWORDS or len(word) <= 1 or word.isdigit():
-        return ""
-    return singular(word)
+class _Terms(dict[str, str]):
+    """Each lower-case word's content term ("agents" → "agent"; "" for a stop word, a number
+    or a single letter), worked out once: the 50k run looks up 21M words, of a vocabulary of
+    about 100k. A plain dict looked up through ``map`` costs no Python call per known word,
+    where an ``lru_cache`` costs one; it is emptied past a bound, so no input grows it without
+    end."""
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _TERMS_CACHED:
+            self.clear()
+        term = "" if word in _STOPWORDS or len(word) <= 1 or word.isdigit() else singular(word)
+        self[word] = term
+        return term
+
+
+_TERMS_CACHED = 1 << 18
+_TERM_OF = _Terms()
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
     if len(a) > len(b):
         a, b = b, a
-    return sum(w * b.get(t, 0.0) for t, w in a.items())
+    # sum(w * b.get(t, 0.0) for t, w in a.items()): the same products added in the same order,
+    # without a Python frame per term (a 7,000-paper theme asks for ~40k of these)
+    return sum(map(operator.mul, a.values(), map(b.get, a, repeat(0.0))))
 
 
 def _normalized(vector: dict[str, float]) -> dict[str, float]:
-    norm = math.sqrt(sum(w * w for w in vector.values()))
-    return {t: w / norm for t, w in vector.items()} if norm else {}
+    weights = vector.values()
+    norm = math.sqrt(sum(map(operator.mul, weights, weights)))  # the same additions, in C
+    divided = map(operator.truediv, weights, repeat(norm))
+    return dict(zip(vector, divided, strict=True)) if norm else {}
 
 
 def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
@@ -438,7 +458,9 @@ def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
         _Candidate(
             paper=p,
             sentence=row,
-            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in row.counts}),
+            vector=_normalized(dict(zip(row.terms, map(operator.mul, row.tfs,
+                                                       map(idf.__getitem__, row.terms)),
+                                        strict=True))),
             eligible=row.eligible and len(row.text) <= max_chars,
         )
         for p, row in rows
@@ -466,13 +488,20 @@ def _eligible(text: str, max_chars: int) -> bool:
 
 def _centroid(candidates: Sequence[_Candidate], n_papers: int) -> dict[str, float]:
     """The mean of the papers' vectors, each paper counted once."""
-    papers: list[Counter[str]] = [Counter() for _ in range(n_papers)]
+    papers: list[dict[str, float]] = [{} for _ in range(n_papers)]
     for c in candidates:
-        papers[c.paper].update(c.vector)
-    total: Counter[str] = Counter()
+        _add(papers[c.paper], c.vector)
+    total: dict[str, float] = {}
     for vector in papers:
-        total.update(_normalized(dict(vector)))
-    return _normalized(dict(total))
+        _add(total, _normalized(vector))
+    return _normalized(total)
+
+
+def _add(total: dict[str, float], vector: dict[str, float]) -> None:
+    """``Counter.update`` without its checks: each sum made as it makes it (weight + total)."""
+    get = total.get
+    for term, weight in vector.items():
+        total[term] = weight + get(term, 0)
 
 
 def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set[str]]) -> float:
