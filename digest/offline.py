@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import logging
 import math
-import operator
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import repeat
 
 from .models import CitedText, Paper, SummarySegment
 from .normalize import singular
@@ -350,8 +348,6 @@ class _Sentence:
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
     counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
-    terms: tuple[str, ...]  # those of ``counts``, in the same order
-    tfs: tuple[float, ...]  # each term's 1 + log(count): its TF-IDF tf part
     role: int
     eligible: bool  # for a summary, but for the length limit
     results: bool
@@ -398,9 +394,7 @@ def _sentence(index: int, clean: str) -> _Sentence:
                      or refers_back(text)) else int(_has_anaphora(text))
     contribution = contributes(text)
     results = _reports_results(text)
-    tfs = tuple(1 + math.log(count) for _, count in counts)
     return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
-                     tuple(term for term, _ in counts), tfs,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
                      results, anaphora,
                      _gist_traits(clean, text, terms, results, contribution))
@@ -437,16 +431,12 @@ _TERM_OF = _Terms()
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
     if len(a) > len(b):
         a, b = b, a
-    # sum(w * b.get(t, 0.0) for t, w in a.items()): the same products added in the same order,
-    # without a Python frame per term (a 7,000-paper theme asks for ~40k of these)
-    return sum(map(operator.mul, a.values(), map(b.get, a, repeat(0.0))))
+    return sum(w * b.get(t, 0.0) for t, w in a.items())
 
 
 def _normalized(vector: dict[str, float]) -> dict[str, float]:
-    weights = vector.values()
-    norm = math.sqrt(sum(map(operator.mul, weights, weights)))  # the same additions, in C
-    divided = map(operator.truediv, weights, repeat(norm))
-    return dict(zip(vector, divided, strict=True)) if norm else {}
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    return {t: w / norm for t, w in vector.items()} if norm else {}
 
 
 def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
@@ -458,9 +448,7 @@ def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
         _Candidate(
             paper=p,
             sentence=row,
-            vector=_normalized(dict(zip(row.terms, map(operator.mul, row.tfs,
-                                                       map(idf.__getitem__, row.terms)),
-                                        strict=True))),
+            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in row.counts}),
             eligible=row.eligible and len(row.text) <= max_chars,
         )
         for p, row in rows
@@ -488,20 +476,13 @@ def _eligible(text: str, max_chars: int) -> bool:
 
 def _centroid(candidates: Sequence[_Candidate], n_papers: int) -> dict[str, float]:
     """The mean of the papers' vectors, each paper counted once."""
-    papers: list[dict[str, float]] = [{} for _ in range(n_papers)]
+    papers: list[Counter[str]] = [Counter() for _ in range(n_papers)]
     for c in candidates:
-        _add(papers[c.paper], c.vector)
-    total: dict[str, float] = {}
+        papers[c.paper].update(c.vector)
+    total: Counter[str] = Counter()
     for vector in papers:
-        _add(total, _normalized(vector))
-    return _normalized(total)
-
-
-def _add(total: dict[str, float], vector: dict[str, float]) -> None:
-    """``Counter.update`` without its checks: each sum made as it makes it (weight + total)."""
-    get = total.get
-    for term, weight in vector.items():
-        total[term] = weight + get(term, 0)
+        total.update(_normalized(dict(vector)))
+    return _normalized(dict(total))
 
 
 def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set[str]]) -> float:
