@@ -476,13 +476,24 @@ def _eligible(text: str, max_chars: int) -> bool:
 
 def _centroid(candidates: Sequence[_Candidate], n_papers: int) -> dict[str, float]:
     """The mean of the papers' vectors, each paper counted once."""
-    papers: list[Counter[str]] = [Counter() for _ in range(n_papers)]
+    papers: list[dict[str, float]] = [{} for _ in range(n_papers)]
     for c in candidates:
-        papers[c.paper].update(c.vector)
-    total: Counter[str] = Counter()
+        _add(papers[c.paper], c.vector)
+    total: dict[str, float] = {}
     for vector in papers:
-        total.update(_normalized(dict(vector)))
-    return _normalized(dict(total))
+        _add(total, _normalized(vector))
+    return _normalized(total)
+
+
+def _add(into: dict[str, float], vector: dict[str, float]) -> None:
+    """``Counter.update(vector)``'s sums in its order (each weight plus what was there, so
+    the same floats), without its per-call type checks: 60k calls for a 7,000-paper theme."""
+    if not into:
+        into.update(vector)
+        return
+    get = into.get
+    for term, weight in vector.items():
+        into[term] = weight + get(term, 0)
 
 
 def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set[str]]) -> float:
