@@ -120,6 +120,7 @@ _TRAILING_CITATION = re.compile(
     r"\s*[(\[](?:[^()\[\]]*?(?:\b(?:19|20)\d\d[a-z]?\b|\bet al\b)[^()\[\]]*|"
     r"\d+(?:\s*[,–-]\s*\d+)*)[)\]](?=[.!?]?$)"
 )
+_CITATION_ENDS = (")", "]", ").", "].", ")!", "]!", ")?", "]?")
 _DANGLING = wordset("a an and as at by for from in into of on or the to via with")
 
 
@@ -133,7 +134,8 @@ def clean_sentence(sentence: str) -> str:
 def rewrite(sentence: str) -> str:
     """Drop lead-ins ("In this paper, ") and a trailing citation; capitalize."""
     text = sentence
-    if sentence.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):  # what it needs
+    # What the pattern needs at the end ("$" also matches before a final newline).
+    if sentence.removesuffix("\n").endswith(_CITATION_ENDS):
         text = _TRAILING_CITATION.sub("", sentence) or sentence
     for _ in range(3):
         rest = _LEAD_IN.sub("", text, count=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from digest import offline, sentences
@@ -158,6 +158,7 @@ def _standalone_before(text: str) -> str:
 
 @settings(max_examples=600, deadline=None)
 @given(TEXTS)
+@example("(Smith 2020)\n")  # found by CI: "$" also matches before a final newline
 def test_each_prefilter_gives_the_patterns_answer(text):
     assert sentences.refers_back(text) == bool(sentences.REFERS_BACK.search(text))
     assert offline._reports_results(text) == bool(offline._RESULTS.search(text))
@@ -169,7 +170,7 @@ def test_each_prefilter_gives_the_patterns_answer(text):
     first_person = bool(offline._FIRST_PERSON.search(text))
     assert offline._role(text, 0, False) == (offline.DETAIL if first_person else offline.BACKGROUND)
     assert sentences.standalone(text) == _standalone_before(text)
-    if not text.endswith((")", "]", ").", "].", ")!", "]!", ")?", "]?")):
+    if not text.removesuffix("\n").endswith(sentences._CITATION_ENDS):
         assert sentences._TRAILING_CITATION.search(text) is None
 
 
