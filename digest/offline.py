@@ -375,6 +375,7 @@ class _Candidate:
         return self.sentence.index
 
 
+_HAS_WORD = re.compile(r"\w")
 # Big enough that a theme's gists and its summary share one split of each abstract.
 _TABLE_CACHE = 16_384
 
@@ -389,15 +390,25 @@ def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
 def _sentence(index: int, clean: str) -> _Sentence:
     text = rewrite(clean)
     terms = _tokens(text)
-    counts = tuple(Counter(terms).items())
+    counts = tuple(_tally(terms).items())
     anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
                      or refers_back(text)) else int(_has_anaphora(text))
     contribution = contributes(text)
     results = _reports_results(text)
-    return _Sentence(index, clean, text, bool(re.search(r"\w", clean)), counts,
+    return _Sentence(index, clean, text, bool(_HAS_WORD.search(clean)), counts,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
                      results, anaphora,
                      _gist_traits(clean, text, terms, results, contribution))
+
+
+def _tally(terms: list[str]) -> dict[str, int]:
+    """``Counter(terms)`` (the same counts in the same first-seen order) without its
+    per-call checks: a sentence has about ten terms."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    for term in terms:
+        counts[term] = get(term, 0) + 1
+    return counts
 
 
 def content_terms(text: str) -> list[str]:
@@ -406,7 +417,7 @@ def content_terms(text: str) -> list[str]:
 
 
 def _tokens(text: str) -> list[str]:
-    return [term for term in map(_TERM_OF.__getitem__, _WORD.findall(text.lower())) if term]
+    return list(filter(None, map(_TERM_OF.__getitem__, _WORD.findall(text.lower()))))
 
 
 class _Terms(dict[str, str]):

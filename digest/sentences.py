@@ -131,6 +131,17 @@ def clean_sentence(sentence: str) -> str:
     return sentence.strip()
 
 
+_HAS_WORD = re.compile(r"\w")
+_LEAD_CLAUSE_HINTS = (", we", ", in this ", ", this ", ", our ")
+
+
+def _lead_clause_dropped(text: str) -> str:
+    """``_LEAD_CLAUSE.sub("", text, count=1)``, run only when the words it needs are there."""
+    if not may_contain(text, _LEAD_CLAUSE_HINTS):
+        return text
+    return _LEAD_CLAUSE.sub("", text, count=1)
+
+
 def rewrite(sentence: str) -> str:
     """Drop lead-ins ("In this paper, ") and a trailing citation; capitalize."""
     text = sentence
@@ -140,11 +151,13 @@ def rewrite(sentence: str) -> str:
     for _ in range(3):
         rest = _LEAD_IN.sub("", text, count=1)
         if rest == text:
-            clause = _LEAD_CLAUSE.sub("", text, count=1)
+            clause = _lead_clause_dropped(text)
+            if clause == text:  # nothing left to drop
+                break
             unframed = _LEAD_IN.sub("", clause, count=1)
             if _CONTRIBUTION.match(unframed) or _AIM.match(unframed):
                 rest = clause
-        if rest == text or not re.search(r"\w", rest):
+        if rest == text or not _HAS_WORD.search(rest):
             break
         text = rest
     text = standalone(text)
@@ -285,14 +298,22 @@ _AIM = re.compile(
     re.IGNORECASE,
 )
 _SUBJECT_HINTS = ("we", "this ", "our ")
-_CONTRIBUTION_HINTS = (*_SUBJECT_HINTS, "proposed", "introduced", "presented", "developed")
+# Every branch of each pattern needs one of its verbs: the stems, lower case, that every form
+# the pattern takes contains ("propose", "proposed", "proposes" all contain "propos").
+_CONTRIBUTION_VERBS = ("propos", "introduc", "present", "develop", "releas", "design", "build",
+                       "contribut", "creat", "construct", "devis", "formulat", "offer",
+                       "unveil", "open-sourc", "provid")
+_AIM_VERBS = ("stud", "investigat", "explor", "examin", "tackl", "address", "analy", "survey",
+              "focus", "aim", "seek", "consider", "revisit", "frame", "cast", "formali", "adopt",
+              "utili", "leverag", "describ", "illustrat", "argu")
 
 
 def contributes(sentence: str) -> bool:
     """"We propose …", "X is introduced": what the paper contributes."""
-    return may_contain(sentence, _CONTRIBUTION_HINTS) and bool(_CONTRIBUTION.search(sentence))
+    return may_contain(sentence, _CONTRIBUTION_VERBS) and bool(_CONTRIBUTION.search(sentence))
 
 
 def aims(sentence: str) -> bool:
     """"We study …", "This paper examines …": what the paper sets out to do."""
-    return may_contain(sentence, _SUBJECT_HINTS) and bool(_AIM.search(sentence))
+    return (may_contain(sentence, _AIM_VERBS) and may_contain(sentence, _SUBJECT_HINTS)
+            and bool(_AIM.search(sentence)))
