@@ -7,6 +7,7 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import logging
@@ -578,5 +579,13 @@ def _setup_logging(verbose: int, quiet: bool = False) -> None:
         logger.addHandler(handler)
 
 
+# The cyclic collector's default pace (a pass every 700 new objects, a full one every 100
+# passes) kept rescanning the run's millions of long-lived, acyclic objects (records, papers,
+# sentence tables): 8 of a 50,000-paper run's 90 CPU seconds. digest's own process collects
+# young objects every 50,000 instead; cycles are still collected. A library caller keeps its own.
+GC_THRESHOLDS = (50_000, 20, 10)
+
+
 def main() -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
     app()
