@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from .models import CitedText, Paper, SummarySegment
 from .normalize import singular
@@ -42,6 +43,9 @@ from .sentences import (
 
 __all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary",
            "theme_tldr"]
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger("digest.offline")
 
@@ -359,8 +363,7 @@ class _Sentence:
 class _Candidate:
     paper: int
     sentence: _Sentence
-    vector: dict[str, float]
-    eligible: bool
+    vector: dict[str, float]  # TF-IDF weights, unit length, in the order of the sentence's terms
 
     @property
     def text(self) -> str:
@@ -445,27 +448,6 @@ def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return sum(w * b.get(t, 0.0) for t, w in a.items())
 
 
-def _normalized(vector: dict[str, float]) -> dict[str, float]:
-    norm = math.sqrt(sum(w * w for w in vector.values()))
-    return {t: w / norm for t, w in vector.items()} if norm else {}
-
-
-def _candidates(papers: Sequence[Paper], max_chars: int) -> list[_Candidate]:
-    """Every sentence of every abstract, as a TF-IDF vector, with its eligibility."""
-    rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
-    df = Counter(t for _, row in rows for t, _ in row.counts)
-    idf = {t: math.log((1 + len(rows)) / (1 + n)) + 1.0 for t, n in df.items()}
-    return [
-        _Candidate(
-            paper=p,
-            sentence=row,
-            vector=_normalized({t: (1 + math.log(c)) * idf[t] for t, c in row.counts}),
-            eligible=row.eligible and len(row.text) <= max_chars,
-        )
-        for p, row in rows
-    ]
-
-
 def _role(text: str, index: int, contribution: bool) -> int:
     if contribution:
         return CONTRIBUTION
@@ -485,41 +467,119 @@ def _eligible(text: str, max_chars: int) -> bool:
     )
 
 
-def _centroid(candidates: Sequence[_Candidate], n_papers: int) -> dict[str, float]:
-    """The mean of the papers' vectors, each paper counted once."""
-    papers: list[dict[str, float]] = [{} for _ in range(n_papers)]
-    for c in candidates:
-        _add(papers[c.paper], c.vector)
-    total: dict[str, float] = {}
-    for vector in papers:
-        _add(total, _normalized(vector))
-    return _normalized(total)
+class _TfIdf:
+    """A theme's sentences as unit TF-IDF vectors (tf = 1 + log count, idf = log((1 + n) /
+    (1 + df)) + 1 over its sentences) and their closeness to the theme's centroid, the mean of
+    its papers' unit vectors (each paper the sum of its sentences'), in numpy.
+
+    Every float is the one the per-sentence dict code before it made (benchmarks/predictions.md,
+    round 4): the same operations on the same values, and each sum taken in the same order
+    (one row's weights in the order of its terms, a paper's sentences in order, the papers in
+    order): ``np.add.at`` and a sparse product with ones add one value after another, where
+    ``np.sum`` would add in pairs. ``tests/test_offline_speed.py`` holds the dict code and
+    compares."""
+
+    def __init__(self, rows: Sequence[tuple[int, _Sentence]], n_papers: int):
+        import numpy as np
+
+        self.rows = rows
+        vocabulary = _Ids()
+        entries = [pair for _, row in rows for pair in row.counts]
+        terms = np.fromiter(map(vocabulary.__getitem__, map(itemgetter(0), entries)), np.int64,
+                            len(entries))
+        counts = np.fromiter(map(itemgetter(1), entries), np.int64, len(entries))
+        sizes = np.fromiter((len(row.counts) for _, row in rows), np.int64, len(rows))
+        self.starts = np.concatenate(([0], np.cumsum(sizes)))
+        self.row_of_entry = np.repeat(np.arange(len(rows)), sizes)
+        self.terms, self.vocabulary = terms, vocabulary
+        df = np.bincount(terms, minlength=len(vocabulary)).tolist()
+        idf = np.array([math.log((1 + len(rows)) / (1 + n)) + 1.0 for n in df])
+        tf = np.array([0.0] + [1 + math.log(c) for c in range(1, int(counts.max(initial=1)) + 1)])
+        raw = tf[counts] * idf[terms]
+        self.weights = raw / np.repeat(np.sqrt(_row_sums(raw * raw, self.starts)), sizes)
+        paper_of_entry = np.repeat(np.fromiter((p for p, _ in rows), np.int64, len(rows)), sizes)
+        self.centroid = _centroid(self.weights, terms, paper_of_entry, n_papers, len(vocabulary))
+
+    def relevance(self, indices: Sequence[int], keywords: Sequence[set[str]]) -> list[float]:
+        """Closeness to the theme, plus keywords, minus what reads badly out of context:
+        for the sentences at ``indices``, in that order."""
+        import numpy as np
+
+        rows = [row for _, row in self.rows]
+        score = _row_sums(self.weights * self.centroid[self.terms], self.starts)
+        if keywords:
+            found = np.zeros(len(score))
+            for words in keywords:
+                found += self._has_all(words)
+            score += 0.15 * found / len(keywords)
+        score += np.array([_ROLE_BONUS[row.role] for row in rows])
+        score[[row.results for row in rows]] -= 0.1
+        anaphora = np.array([row.anaphora for row in rows])
+        score[anaphora == 2] -= 0.1
+        score[anaphora == 1] -= 0.05
+        return score[list(indices)].tolist()
+
+    def vector(self, index: int) -> dict[str, float]:
+        """The unit TF-IDF vector of sentence ``index``, in the order of its terms."""
+        start, end = self.starts[index], self.starts[index + 1]
+        return dict(zip((term for term, _ in self.rows[index][1].counts),
+                        self.weights[start:end].tolist(), strict=True))
+
+    def _has_all(self, words: set[str]) -> np.ndarray:
+        """1.0 for each sentence that has every one of ``words``, else 0.0."""
+        import numpy as np
+
+        if not all(word in self.vocabulary for word in words):
+            return np.zeros(len(self.rows))
+        ids = [self.vocabulary[word] for word in words]
+        hits = np.bincount(self.row_of_entry[np.isin(self.terms, ids)], minlength=len(self.rows))
+        return (hits == len(ids)).astype(np.float64)
 
 
-def _add(into: dict[str, float], vector: dict[str, float]) -> None:
-    """``Counter.update(vector)``'s sums in its order (each weight plus what was there, so
-    the same floats), without its per-call type checks: 60k calls for a 7,000-paper theme."""
-    if not into:
-        into.update(vector)
-        return
-    get = into.get
-    for term, weight in vector.items():
-        into[term] = weight + get(term, 0)
+_ROLE_BONUS = {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}
 
 
-def _summary_score(c: _Candidate, centroid: dict[str, float], keywords: list[set[str]]) -> float:
-    """Closeness to the theme, plus keywords, minus what reads badly out of context."""
-    score = _cosine(c.vector, centroid)
-    if keywords:
-        score += 0.15 * sum(kw <= c.vector.keys() for kw in keywords) / len(keywords)
-    score += {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}[c.role]
-    if c.sentence.results:
-        score -= 0.1
-    if c.sentence.anaphora == 2:
-        score -= 0.1
-    elif c.sentence.anaphora == 1:
-        score -= 0.05
-    return score
+class _Ids(dict[str, int]):
+    """Numbers for terms, in the order they are first asked for."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
+
+
+def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The sum of each row's values (``values[starts[k]:starts[k + 1]]``), added one after
+    another in order as Python's ``sum`` adds them."""
+    import numpy as np
+
+    flat, bounds = values.tolist(), starts.tolist()
+    return np.array([sum(flat[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)],
+                    dtype=np.float64)
+
+
+def _centroid(weights: np.ndarray, terms: np.ndarray, paper_of_entry: np.ndarray,
+              n_papers: int, n_terms: int) -> np.ndarray:
+    """The unit mean of the papers' unit vectors, each paper the sum of its sentences'
+    vectors. A paper's terms are kept in the order it first uses them and the theme's in the
+    order the papers first use them: the orders their norms were summed in."""
+    import numpy as np
+
+    _, first, inverse = np.unique(paper_of_entry * n_terms + terms, return_index=True,
+                                  return_inverse=True)
+    order = np.argsort(first)  # a (paper, term) slot for each, by first use: paper by paper
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    sums = np.zeros(len(order))
+    np.add.at(sums, rank[inverse.ravel()], weights)  # one sentence after another
+    slot_paper, slot_term = paper_of_entry[first[order]], terms[first[order]]
+    starts = np.searchsorted(slot_paper, np.arange(n_papers + 1))
+    unit = sums / np.sqrt(_row_sums(sums * sums, starts))[slot_paper]
+    total = np.zeros(n_terms)
+    np.add.at(total, slot_term, unit)  # one paper after another
+    _, first_slot = np.unique(slot_term, return_index=True)
+    seen = total[slot_term[np.sort(first_slot)]]
+    norm = math.sqrt(sum((seen * seen).tolist()))
+    return total / norm if norm else total
 
 
 def theme_summary(
@@ -531,14 +591,16 @@ def theme_summary(
 ) -> CitedText:
     """A short extractive paragraph about the theme as a whole, each sentence citing the
     paper it was taken from (``CitedText.segments``)."""
-    candidates = _candidates(papers, max_chars)
-    pool = [c for c in candidates if c.eligible] or [c for c in candidates if c.vector]
-    pool = [c for c in pool if c.sentence.anaphora < 2] or pool  # none that points back
-    if not pool or max_sentences <= 0 or max_chars <= 0:
+    rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
+    indices = ([i for i, (_, row) in enumerate(rows) if row.eligible and len(row.text) <= max_chars]
+               or [i for i, (_, row) in enumerate(rows) if row.counts])
+    indices = [i for i in indices if rows[i][1].anaphora < 2] or indices  # none that points back
+    if not indices or max_sentences <= 0 or max_chars <= 0:
         return CitedText(())
-    centroid = _centroid(candidates, len(papers))
+    tfidf = _TfIdf(rows, len(papers))
     kw_sets = [set(_tokens(k)) for k in keywords if _tokens(k)]
-    relevance = [_summary_score(c, centroid, kw_sets) for c in pool]
+    relevance = tfidf.relevance(indices, kw_sets)
+    pool = _Pool(rows, indices, tfidf)
     chosen = _select(pool, relevance, max_sentences, max_chars)
     if not chosen:  # not even one sentence fits: cut the best one
         best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
@@ -548,6 +610,27 @@ def theme_summary(
     while len(sentences) > 1 and len(" ".join(sentences)) > max_chars:
         sentences.pop()
     return _cited([(text, c.paper) for text, c in zip(sentences, chosen, strict=False)], papers)
+
+
+class _Pool(Sequence[_Candidate]):
+    """The candidate sentences at ``indices`` of ``rows``, each made (with its vector) when
+    the selection first looks at it: it looks at a few hundred of a big theme's thousands."""
+
+    def __init__(self, rows: Sequence[tuple[int, _Sentence]], indices: Sequence[int],
+                 tfidf: _TfIdf):
+        self.rows, self.indices, self.tfidf = rows, indices, tfidf
+        self._made: dict[int, _Candidate] = {}
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i: int) -> _Candidate:  # type: ignore[override]
+        made = self._made.get(i)
+        if made is None:
+            index = self.indices[i]
+            paper, row = self.rows[index]
+            made = self._made[i] = _Candidate(paper, row, self.tfidf.vector(index))
+        return made
 
 
 def _cited(pieces: Sequence[tuple[str, int]], papers: Sequence[Paper]) -> CitedText:
@@ -606,7 +689,8 @@ class _Picking:
     def __init__(self, pool: Sequence[_Candidate], relevance: Sequence[float], max_chars: int):
         self.pool, self.relevance = pool, relevance
         self.room = max_chars + 1  # each sentence costs its length and a space
-        self.order = sorted(range(len(pool)), key=lambda i: (-relevance[i], i))
+        # Most relevant first, ties in pool order (a reverse sort keeps equal keys in order).
+        self.order = sorted(range(len(pool)), key=relevance.__getitem__, reverse=True)
         self.chosen: list[_Candidate] = []
         self.closed: set[int] = set()
         self._redundancy: dict[int, tuple[float, int]] = {}  # value, picks counted

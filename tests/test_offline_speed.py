@@ -6,8 +6,10 @@ shared and that the windowed selection picks exactly what a scan of every candid
 
 from __future__ import annotations
 
+import math
 import random
 import re
+from collections import Counter
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -51,16 +53,101 @@ def full_scan_select(pool, relevance, max_sentences, max_chars):
     return chosen
 
 
+# The theme summary's TF-IDF as it was computed before issue 15's round 4: a dict per
+# sentence and per paper, summed in Python. offline._TfIdf must give the very same floats.
+def _vectors_before(rows):
+    df = Counter(t for _, row in rows for t, _ in row.counts)
+    idf = {t: math.log((1 + len(rows)) / (1 + n)) + 1.0 for t, n in df.items()}
+    return [_normalized_before({t: (1 + math.log(c)) * idf[t] for t, c in row.counts})
+            for _, row in rows]
+
+
+def _normalized_before(vector):
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    return {t: w / norm for t, w in vector.items()} if norm else {}
+
+
+def _centroid_before(rows, vectors, n_papers):
+    papers = [Counter() for _ in range(n_papers)]
+    for (paper, _), vector in zip(rows, vectors, strict=True):
+        papers[paper].update(vector)
+    total = Counter()
+    for vector in papers:
+        total.update(_normalized_before(vector))
+    return _normalized_before(total)
+
+
+def _relevance_before(rows, vectors, centroid, indices, keywords):
+    scores = []
+    for i in indices:
+        row, vector = rows[i][1], vectors[i]
+        score = offline._cosine(vector, centroid)
+        if keywords:
+            score += 0.15 * sum(kw <= vector.keys() for kw in keywords) / len(keywords)
+        score += {offline.BACKGROUND: 0.05, offline.CONTRIBUTION: 0.05,
+                  offline.DETAIL: -0.1}[row.role]
+        if row.results:
+            score -= 0.1
+        if row.anaphora == 2:
+            score -= 0.1
+        elif row.anaphora == 1:
+            score -= 0.05
+        scores.append(score)
+    return scores
+
+
+def _rows(papers):
+    return [(p, row) for p, paper in enumerate(papers)
+            for row in offline._sentence_table(paper.abstract)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 400), st.integers(0, 10_000), st.integers(1, 5),
        st.sampled_from([60, 200, 700]))
 def test_windowed_selection_picks_what_a_full_scan_picks(count, seed, max_sentences, max_chars):
-    papers = made_up_papers(count, seed)
-    pool = [c for c in offline._candidates(papers, max_chars) if c.vector]
-    centroid = offline._centroid(pool, len(papers))
-    relevance = [offline._summary_score(c, centroid, [{"graph"}]) for c in pool]
+    rows = _rows(made_up_papers(count, seed))
+    tfidf = offline._TfIdf(rows, count)
+    indices = [i for i, (_, row) in enumerate(rows) if row.counts]
+    pool = list(offline._Pool(rows, indices, tfidf))
+    relevance = tfidf.relevance(indices, [{"graph"}])
     expected = full_scan_select(pool, relevance, max_sentences, max_chars)
     assert offline._select(pool, relevance, max_sentences, max_chars) == expected
+
+
+KEYWORD_SETS = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), min_size=1, max_size=3)
+                        .map(set), max_size=3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 300), st.integers(0, 10_000), KEYWORD_SETS)
+def test_the_theme_tfidf_gives_the_floats_of_the_dict_code(count, seed, keywords):
+    papers = made_up_papers(count, seed)
+    papers[0] = Paper(id="empty", title="Empty: none", abstract="")  # a paper with no terms
+    rows = _rows(papers)
+    tfidf = offline._TfIdf(rows, count)
+    vectors = _vectors_before(rows)
+    assert [tfidf.vector(i) for i in range(len(rows))] == vectors
+    centroid = _centroid_before(rows, vectors, count)
+    ids = [tfidf.vocabulary[t] for t in centroid]
+    assert tfidf.centroid[ids].tolist() == list(centroid.values())
+    indices = [i for i, (_, row) in enumerate(rows) if row.counts][::2]
+    assert tfidf.relevance(indices, keywords) == _relevance_before(rows, vectors, centroid, indices,
+                                                                   keywords)
+
+
+def test_the_theme_tfidf_gives_the_floats_of_the_dict_code_on_real_abstracts(seeds):
+    from digest.ingest import load_sources
+
+    papers = [Paper(id=str(i), title=r.title, abstract=r.abstract)
+              for i, r in enumerate(load_sources([str(seeds)]).records)]
+    rows = _rows(papers)
+    tfidf = offline._TfIdf(rows, len(papers))
+    vectors = _vectors_before(rows)
+    centroid = _centroid_before(rows, vectors, len(papers))
+    indices = [i for i, (_, row) in enumerate(rows) if row.counts]
+    keywords = [{"language", "model"}, {"agent"}]
+    assert tfidf.relevance(indices, keywords) == _relevance_before(rows, vectors, centroid, indices,
+                                                                   keywords)
 
 
 def test_gists_and_the_theme_summary_share_one_split_of_each_abstract():
