@@ -24,10 +24,11 @@ def record_weeks(records: Sequence[Record], store: Store, *, default: str,
     """The week of each record, in order. ``added``: inbox keys → the week they came in;
     other undated records first seen now get ``default``."""
     added = added or {}
-    undated = {record_key(r): added.get(record_key(r), default)
-               for r in records if r.published is None}
+    keys = ["" if r.published else record_key(r) for r in records]  # a hash of each: once
+    undated = {key: added.get(key, default) for key in keys if key}
     seen = store.first_seen(undated) if undated else {}
-    return [week_of(r.published) if r.published else seen[record_key(r)] for r in records]
+    return [week_of(r.published) if r.published else seen[key]
+            for r, key in zip(records, keys, strict=True)]
 
 
 def catch_up_weeks(weeks: Sequence[str], store: Store, *, until: str) -> list[str]:
