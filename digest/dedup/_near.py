@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import filterfalse
 
 from rapidfuzz import fuzz
 
@@ -141,7 +142,7 @@ class Side:
 
 def abstract_content(words: Iterable[str]) -> list[str]:
     """What abstracts are compared on: their content words."""
-    return [w for w in words if w not in STOPWORDS]
+    return list(filterfalse(STOPWORDS.__contains__, words))
 
 
 # Candidates -----------------------------------------------------------------------------

@@ -25,28 +25,30 @@ PER_RECORD = 5        # candidates kept per record, the most similar by signatur
 PAIRS_AT_ONCE = 1 << 15  # pairs per sparse product: ~100 words a row, ~40 MB of temporaries
 CHUNK_TOKENS = 1 << 13  # tokens hashed per numpy step: 8k x 128 x 8 bytes = 8 MB a temporary
 
-_token_hashes: dict[str, int] = {}
+class _TokenHashes(dict[str, int]):
+    """Each token's 64-bit hash (blake2b: the same in every process), computed once. A plain
+    dict looked up through ``map`` costs no Python call per known token."""
+
+    def __missing__(self, token: str) -> int:
+        digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8)
+        value = self[token] = int.from_bytes(digest.digest(), "little")
+        return value
+
+
+_HASHES = _TokenHashes()
 _CACHE_LIMIT = 2_000_000
 
 
 def token_hashes(tokens: Iterable[str]) -> list[int]:
     """Sorted distinct 64-bit hashes of ``tokens``."""
-    if len(_token_hashes) > _CACHE_LIMIT:
-        _token_hashes.clear()
-    tokens = list(tokens)
-    values = list(map(_token_hashes.get, tokens))
-    if None in values:
-        values = [token_hash(token) for token in tokens]
-    return sorted(set(values))  # type: ignore[arg-type]
+    if len(_HASHES) > _CACHE_LIMIT:
+        _HASHES.clear()
+    return sorted(set(map(_HASHES.__getitem__, set(tokens))))
 
 
 def token_hash(token: str) -> int:
     """A 64-bit hash of ``token``, the same in every process (blake2b), computed once."""
-    value = _token_hashes.get(token)
-    if value is None:
-        digest = hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8)
-        value = _token_hashes[token] = int.from_bytes(digest.digest(), "little")
-    return value
+    return _HASHES[token]
 
 
 class Packed:

@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from ..models import Paper
 from ..normalize import singular
@@ -89,8 +90,7 @@ def term_profiles(groups: Sequence[Sequence[Paper]]) -> list[Profile]:
     group's papers that use it times its rarity in the whole issue (log IDF; a term every
     paper uses weighs nothing). Each paper's terms are counted and dropped: only the groups'
     counts are kept (the term sets of 45,000 papers were ~100 MB)."""
-    counts = [Counter(term for paper in group for term in _paper_terms(paper.title, paper.abstract))
-              for group in groups]
+    counts = [Counter(chain.from_iterable(map(_paper_terms, group))) for group in groups]
     df: Counter[str] = Counter()
     for group_counts in counts:
         df.update(group_counts)
@@ -99,8 +99,8 @@ def term_profiles(groups: Sequence[Sequence[Paper]]) -> list[Profile]:
             for group_counts, group in zip(counts, groups, strict=True)]
 
 
-def _paper_terms(title: str, abstract: str) -> frozenset[str]:
-    return frozenset(content_terms(f"{title} {abstract}"))
+def _paper_terms(paper: Paper) -> frozenset[str]:
+    return frozenset(content_terms(f"{paper.title} {paper.abstract}"))
 
 
 def _profile(counts: Counter[str], size: int, df: Counter[str], total: int) -> Profile:

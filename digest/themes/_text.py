@@ -93,12 +93,11 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     turn (the lists of 45,000 papers held at once were ~350 MB of strings)."""
     n = len(papers)
     titles = [tokenize(p.title) for p in papers]
-    vocabulary: dict[str, int] = {}
-    index_of = vocabulary.setdefault
+    vocabulary = _Numbering()
     columns, values, row_ends = array("i"), array("i"), array("q", [0])
     for paper, title in zip(papers, titles, strict=True):
         tally = Counter(paper_terms(paper, title))
-        columns.extend([index_of(term, len(vocabulary)) for term in tally])
+        columns.extend(map(vocabulary.__getitem__, tally))
         values.extend(tally.values())
         row_ends.append(len(columns))
     if not vocabulary:  # only stop words
@@ -117,6 +116,15 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
         return None
     terms = terms[kept]
     return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
+
+
+class _Numbering(dict[str, int]):
+    """Each term's number, in the order first seen; looked up through ``map`` a known term
+    costs no Python call."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
 
 
 def _sorted_terms(vocabulary: dict[str, int], columns: np.ndarray
