@@ -53,7 +53,10 @@ class Clusters:
         ids_a, ids_b = self._ids.get(a, set()), self._ids.get(b, set())
         if ids_a and ids_b and ids_a != ids_b:
             return False
-        return all(m.compatible(n) for m in self._markers[a] for n in self._markers[b])
+        ours, theirs = self._markers[a], self._markers[b]
+        if len(ours) == 1 and ours == theirs:  # the same markers on both sides (mostly none)
+            return True
+        return all(m.compatible(n) for m in ours for n in theirs)
 
     def join(self, i: int, j: int, rule: str, score: float = 1.0, detail: str = "") -> None:
         """Merge the clusters of ``i`` and ``j`` (the caller checked ``can_join`` if it must)."""
