@@ -10,6 +10,8 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from digest.errors import TemplateError
 from digest.outputs import publish
@@ -158,6 +160,43 @@ def test_escape_markdown_examples(text, escaped):
 def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
     """Issue 14: "\\&" in every theme name, "pass\\@k", "\\\\oni" in the raw Markdown."""
     assert escape_markdown(text) == escaped
+
+
+def escape_markdown_before(text: object) -> str:
+    """escape_markdown before its fast path for text no pattern can match (issue 15)."""
+    from digest.render import escape as e
+    text = e._MD_ALWAYS.sub(r"\\\1", one_line(text))
+    lone_star = text.count("*") == 1
+    text = e._CONTEXT.sub(lambda m: m[0] if e._harmless(m, lone_star) else "\\" + m[0], text)
+    if text.count("~") > 1:
+        text = text.replace("~", "\\~")
+    text = e._AUTOLINK.sub(lambda match: "\\" + match[0], text)
+    text = e._ORDERED_LIST_START.sub(r"\1\\\2", text)
+    text = e._TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
+    return e._BLOCK_START.sub(r"\\\1", text)
+
+
+MARKDOWN_PIECES = st.sampled_from(
+    ["a", "Title", " ", "1", "12", "٣", ".", ")", "#", ">", "+", "=", "-", "*", "_", "~", "`", "|",
+     "$", "[", "]", "\\", "<", "b>", "&", "amp;", "@", "b.example", "://", "http", "www", "WWW",
+     ".", "\n", "\t", "\u202e", "é", "Q^*", "\\oni", "{R}"])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(MARKDOWN_PIECES, max_size=12).map("".join) | st.text(max_size=40))
+@example("WWW.example")
+@example("3) steps")
+def test_escape_markdown_gives_what_it_gave_before_its_fast_path(text):
+    assert escape_markdown(text) == escape_markdown_before(text)
+
+
+def test_escape_markdown_gives_what_it_gave_before_on_real_titles_and_abstracts(seeds):
+    from digest.ingest import load_sources
+    records = load_sources([str(page) for page in sorted(seeds.glob("*"))]).records
+    assert len(records) > 50
+    for record in records:
+        for text in (record.title, record.abstract, *record.abstract.split(". ")):
+            assert escape_markdown(text) == escape_markdown_before(text)
 
 
 # --- HTML --------------------------------------------------------------------------------------

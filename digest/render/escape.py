@@ -40,6 +40,8 @@ _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
 _TRAILING_HASHES = re.compile(r"#+$")
 # GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
 _AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])")
+# Every character or start of line that one of the patterns above (or "~") needs to match.
+_MAY_NEED_ESCAPE = re.compile(r"[\\`\[\]|$*_<&~@#]|://|(?i:www)\.|^[>+=\-]|^\d+[.)]")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 # LaTeX left in a title or abstract: "\oni" (a paper's own macro) becomes "oni", "\mathcal{R}"
 # becomes "R"; "Q^*" becomes "Q∗" (the asterisk operator: a star that is never emphasis).
@@ -59,7 +61,10 @@ def one_line(text: object) -> str:
 def escape_markdown(text: object) -> str:
     """Plain text that Markdown shows as typed: one line, nothing that makes markup or links,
     and a backslash only where a character would otherwise make markup at its position."""
-    text = _MD_ALWAYS.sub(r"\\\1", one_line(text))
+    text = one_line(text)
+    if not _MAY_NEED_ESCAPE.search(text):  # most titles and gists: no pattern below can match
+        return text
+    text = _MD_ALWAYS.sub(r"\\\1", text)
     lone_star = text.count("*") == 1
     text = _CONTEXT.sub(lambda m: m[0] if _harmless(m, lone_star) else "\\" + m[0], text)
     if text.count("~") > 1:
