@@ -41,8 +41,8 @@ from .sentences import (
     wordset,
 )
 
-__all__ = ["content_terms", "paper_gist", "paper_gists", "split_sentences", "theme_summary",
-           "theme_tldr"]
+__all__ = ["content_term_set", "content_terms", "paper_gist", "paper_gists", "split_sentences",
+           "theme_summary", "theme_tldr"]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -417,6 +417,13 @@ def _tally(terms: list[str]) -> dict[str, int]:
 def content_terms(text: str) -> list[str]:
     """The content words of ``text``: lower case, no stop words or numbers, plurals folded."""
     return _tokens(text)
+
+
+def content_term_set(text: str) -> set[str]:
+    """``set(content_terms(text))``, each distinct word looked up once."""
+    terms = set(map(_TERM_OF.__getitem__, set(_WORD.findall(text.lower()))))
+    terms.discard("")
+    return terms
 
 
 def _tokens(text: str) -> list[str]:

@@ -328,3 +328,11 @@ def test_the_verb_prefilters_let_every_form_of_every_verb_through():
             assert check(f"We {verb} a graph."), verb
     for participle in ("proposed", "introduced", "presented", "developed"):
         assert sentences.contributes(f"A model is {participle} here.")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["agents", "agent", "the", "of", "2024", "x", "self-play", "it's",
+                                 "Models", "model", "é", "-", "'", " ", ".", "\n", "ℓ2"]),
+                max_size=30).map("".join) | st.text(max_size=60))
+def test_the_set_of_content_terms_is_the_set_of_the_list(text):
+    assert offline.content_term_set(text) == set(offline.content_terms(text))

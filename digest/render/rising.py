@@ -30,7 +30,7 @@ from itertools import chain
 
 from ..models import Paper
 from ..normalize import singular
-from ..offline import content_terms
+from ..offline import content_term_set
 
 WINDOW = 4
 MIN_GAIN = 0.05
@@ -99,8 +99,8 @@ def term_profiles(groups: Sequence[Sequence[Paper]]) -> list[Profile]:
             for group_counts, group in zip(counts, groups, strict=True)]
 
 
-def _paper_terms(paper: Paper) -> frozenset[str]:
-    return frozenset(content_terms(f"{paper.title} {paper.abstract}"))
+def _paper_terms(paper: Paper) -> set[str]:
+    return content_term_set(f"{paper.title} {paper.abstract}")
 
 
 def _profile(counts: Counter[str], size: int, df: Counter[str], total: int) -> Profile:
