@@ -3,6 +3,7 @@
 ``clean_text`` makes text safe and tidy to show: Unicode NFC, invisible and
 direction-changing characters removed, light LaTeX clean-up, whitespace collapsed.
 ``title_key`` is the identity dedup uses for papers without an arXiv id.
+``TermNumbers`` numbers terms in the order they are first seen (a term matrix's columns).
 ``clean_text`` is idempotent: applying it twice changes nothing (it repeats its
 steps until the text stops changing, because one step can expose work for
 another, e.g. removing a zero-width space joins a letter and its accent).
@@ -16,7 +17,7 @@ import unicodedata
 from .latex import strip_latex
 
 __all__ = ["clean_text", "singular", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
-           "ARXIV_ID"]
+           "ARXIV_ID", "TermNumbers"]
 
 # Zero-width characters, bidi controls, BOM, soft hyphen, interlinear annotation marks
 # and Unicode tag characters: invisible in a reader, but they can hide or reorder text.
@@ -122,3 +123,12 @@ def singular(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+class TermNumbers(dict[str, int]):
+    """Each term's number, in the order terms are first asked for. Looked up through ``map``
+    (``map(numbers.__getitem__, terms)``), a known term costs no Python call."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number

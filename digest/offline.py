@@ -26,9 +26,10 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .models import CitedText, Paper, SummarySegment
-from .normalize import singular
+from .normalize import TermNumbers, singular
 from .sentences import (
     CLOSERS,
+    HAS_WORD,
     aims,
     clean_sentence,
     contributes,
@@ -378,7 +379,6 @@ class _Candidate:
         return self.sentence.index
 
 
-_HAS_WORD = re.compile(r"\w")
 # Big enough that a theme's gists and its summary share one split of each abstract.
 _TABLE_CACHE = 16_384
 
@@ -398,7 +398,7 @@ def _sentence(index: int, clean: str) -> _Sentence:
                      or refers_back(text)) else int(_has_anaphora(text))
     contribution = contributes(text)
     results = _reports_results(text)
-    return _Sentence(index, clean, text, bool(_HAS_WORD.search(clean)), counts,
+    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
                      results, anaphora,
                      _gist_traits(clean, text, terms, results, contribution))
@@ -490,7 +490,7 @@ class _TfIdf:
         import numpy as np
 
         self.rows = rows
-        vocabulary = _Ids()
+        vocabulary = TermNumbers()
         entries = [pair for _, row in rows for pair in row.counts]
         terms = np.fromiter(map(vocabulary.__getitem__, map(itemgetter(0), entries)), np.int64,
                             len(entries))
@@ -544,14 +544,6 @@ class _TfIdf:
 
 
 _ROLE_BONUS = {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}
-
-
-class _Ids(dict[str, int]):
-    """Numbers for terms, in the order they are first asked for."""
-
-    def __missing__(self, term: str) -> int:
-        number = self[term] = len(self)
-        return number
 
 
 def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:

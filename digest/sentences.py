@@ -18,9 +18,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-__all__ = ["CLOSERS", "ELLIPSIS", "REFERS_BACK", "aims", "clean_sentence", "contributes",
-           "may_contain", "refers_back", "rewrite", "shorten_sentence", "split_sentences",
-           "standalone", "wordset"]
+__all__ = ["CLOSERS", "ELLIPSIS", "HAS_WORD", "REFERS_BACK", "aims", "clean_sentence",
+           "contributes", "may_contain", "refers_back", "rewrite", "shorten_sentence",
+           "split_sentences", "standalone", "wordset"]
 
 ELLIPSIS = "…"
 
@@ -131,7 +131,7 @@ def clean_sentence(sentence: str) -> str:
     return sentence.strip()
 
 
-_HAS_WORD = re.compile(r"\w")
+HAS_WORD = re.compile(r"\w")  # a sentence with no word is not one
 _LEAD_CLAUSE_HINTS = (", we", ", in this ", ", this ", ", our ")
 
 
@@ -157,7 +157,7 @@ def rewrite(sentence: str) -> str:
             unframed = _LEAD_IN.sub("", clause, count=1)
             if _CONTRIBUTION.match(unframed) or _AIM.match(unframed):
                 rest = clause
-        if rest == text or not _HAS_WORD.search(rest):
+        if rest == text or not HAS_WORD.search(rest):
             break
         text = rest
     text = standalone(text)

@@ -14,6 +14,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from ..models import Paper
+from ..normalize import TermNumbers
 
 # Words too common in paper listings to name or separate a theme on their own. They are
 # still allowed in a bigram next to a strong word: "language models", "multi agent".
@@ -93,7 +94,7 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     turn (the lists of 45,000 papers held at once were ~350 MB of strings)."""
     n = len(papers)
     titles = [tokenize(p.title) for p in papers]
-    vocabulary = _Numbering()
+    vocabulary = TermNumbers()
     columns, values, row_ends = array("i"), array("i"), array("q", [0])
     for paper, title in zip(papers, titles, strict=True):
         tally = Counter(paper_terms(paper, title))
@@ -116,15 +117,6 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
         return None
     terms = terms[kept]
     return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
-
-
-class _Numbering(dict[str, int]):
-    """Each term's number, in the order first seen; looked up through ``map`` a known term
-    costs no Python call."""
-
-    def __missing__(self, term: str) -> int:
-        number = self[term] = len(self)
-        return number
 
 
 def _sorted_terms(vocabulary: dict[str, int], columns: np.ndarray
