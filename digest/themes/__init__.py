@@ -6,7 +6,7 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
    sublinear tf. English stop words are dropped; *weak* domain words ("model",
    "method", "propose", "large", …) are never features on their own but may
    appear in a bigram with a strong word ("language models", "reward model").
-2. LSA: TruncatedSVD to min(50, papers / 6) dimensions (fewer papers, fewer
+2. LSA: a randomized SVD to min(50, papers / 6) dimensions (fewer papers, fewer
    dimensions: more stable), rows normalized to unit length (cosine geometry). Over
    5,000 papers the axes are fitted on a fixed sample of 5,000 and every paper is
    projected on them (on the arXiv 2,000, axes fitted on 500 or 1,000 of them cluster
@@ -20,6 +20,8 @@ The default backend, :class:`TfidfThemes`, works offline and deterministically:
    on a fixed sample and the rest join the nearest theme). It beats the best of 10
    restarts on the benchmarks: arXiv ARI 0.40 → 0.46, subsample stability 0.67 →
    0.78 (bench_themes.py).
+   The arithmetic (TF-IDF, SVD, k-means, the cut) is scikit-learn's, done in numpy and
+   scipy (``_vectors``, ``_kmeans``) so a run does not pay scikit-learn's import.
    Clusters smaller than max(3, 2% of papers) are folded into their nearest
    neighbour; a theme over 35% of the papers is split while there is room.
 4. Names: class-based TF-IDF (c-TF-IDF, as in BERTopic) over the clusters, title

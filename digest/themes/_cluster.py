@@ -11,18 +11,15 @@ from itertools import combinations
 
 import numpy as np
 from scipy import sparse
-from sklearn.cluster import KMeans
-from sklearn.decomposition import TruncatedSVD
-from sklearn.feature_extraction.text import TfidfTransformer
-from sklearn.metrics import adjusted_rand_score
-from sklearn.preprocessing import normalize
 from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError
 from ..models import Paper, Theme
 from ._build import OTHER, themes_from_labels
 from ._consensus import consensus_labels, distinct_rows, sample_rows
+from ._kmeans import kmeans
 from ._text import count_terms
+from ._vectors import adjusted_rand, lsa_axes, tfidf, unit_rows
 
 log = logging.getLogger("digest.themes")
 
@@ -64,18 +61,15 @@ class TfidfThemes:
         return themes_from_labels(papers, labels, vectors, counts)
 
     def _embed(self, counts: sparse.csr_matrix, seed: int) -> np.ndarray:
-        tfidf = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
-        dimensions = min(self.lsa_dimensions, tfidf.shape[0] // self.papers_per_dimension,
-                         tfidf.shape[1] - 1)
-        if dimensions < 2 or tfidf.shape[0] < self.lsa_min_papers:
-            return normalize(tfidf.toarray())
-        svd = TruncatedSVD(n_components=dimensions, random_state=seed)
-        rows = sample_rows(tfidf.shape[0], self.lsa_sample, seed)
-        if len(rows) == tfidf.shape[0]:
-            return normalize(svd.fit_transform(tfidf))
+        weights = tfidf(counts)
+        dimensions = min(self.lsa_dimensions, weights.shape[0] // self.papers_per_dimension,
+                         weights.shape[1] - 1)
+        if dimensions < 2 or weights.shape[0] < self.lsa_min_papers:
+            return unit_rows(weights.toarray())
         # 5,000 papers fix 50 axes as well as 45,000 do; fitting on all was 8-10 s at 50k.
-        svd.fit(tfidf[rows])
-        return normalize(svd.transform(tfidf))
+        rows = sample_rows(weights.shape[0], self.lsa_sample, seed)
+        fitted_on = weights if len(rows) == weights.shape[0] else weights[rows]
+        return unit_rows(weights @ lsa_axes(fitted_on, dimensions, seed).T)
 
     def cluster_vectors(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
         """k-means consensus at the most reproducible k near the size-based target, then tidied."""
@@ -119,9 +113,9 @@ class TfidfThemes:
         rng = np.random.RandomState(seed)
         runs = []
         for _ in range(self.restarts):
-            model = KMeans(n_clusters=k, n_init=1, random_state=rng.randint(2**31 - 1))
-            runs.append((model.fit(vectors).inertia_, model.labels_))
-        agreement = [adjusted_rand_score(a, b) for (_, a), (_, b) in combinations(runs, 2)]
+            run = kmeans(vectors, k, rng.randint(2**31 - 1))
+            runs.append((run.inertia, run.labels))
+        agreement = [adjusted_rand(a, b) for (_, a), (_, b) in combinations(runs, 2)]
         best = min(range(len(runs)), key=lambda i: runs[i][0])
         return runs[best][1], float(np.mean(agreement)) if agreement else 1.0
 

@@ -15,7 +15,8 @@ every other paper joins the nearest theme centre.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import AgglomerativeClustering, KMeans
+
+from ._kmeans import average_linkage_cut, kmeans
 
 
 def consensus_labels(
@@ -39,8 +40,7 @@ def coassociation(
     members = []
     for run in range(runs):
         run_k = min(max(2, k + run % (2 * spread + 1) - spread), upper)
-        model = KMeans(n_clusters=run_k, n_init=1, random_state=rng.randint(2**31 - 1))
-        labels = model.fit_predict(vectors)
+        labels = kmeans(vectors, run_k, rng.randint(2**31 - 1)).labels
         members.append(np.eye(run_k, dtype=np.float32)[labels])
     stacked = np.hstack(members)
     return (stacked @ stacked.T) / runs
@@ -51,8 +51,7 @@ def cut(together: np.ndarray, k: int) -> np.ndarray:
     if k < 2:
         return np.zeros(len(together), dtype=int)
     distance = np.clip(1.0 - together, 0.0, None).astype(np.float64)
-    model = AgglomerativeClustering(n_clusters=k, linkage="average", metric="precomputed")
-    return np.asarray(model.fit_predict(distance))
+    return average_linkage_cut(distance, k)
 
 
 def nearest_centre(vectors: np.ndarray, sampled: np.ndarray, labels: np.ndarray) -> np.ndarray:

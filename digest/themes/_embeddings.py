@@ -112,11 +112,12 @@ class EmbeddingThemes:
         if not papers:
             return []
         import numpy as np
-        from sklearn.preprocessing import normalize
         from threadpoolctl import threadpool_limits
 
-        vectors = normalize(np.asarray(self.embedder.embed([embedding_text(p) for p in papers]),
-                                       dtype=np.float64))
+        from ._vectors import unit_rows
+
+        vectors = unit_rows(np.array(self.embedder.embed([embedding_text(p) for p in papers]),
+                                     dtype=np.float64))
         with threadpool_limits(limits=1):
             labels = self.clusterer.cluster_vectors(vectors, max_themes, seed)
         return themes_from_labels(papers, labels, vectors, count_terms(papers))

@@ -77,20 +77,19 @@ def assign_sections(papers: Sequence[Paper], sections: Sequence[Section], *,
     """Each paper's section index (``NO_SECTION`` when none is similar enough, unless
     ``everyone``) and its similarity to that section."""
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.preprocessing import normalize
 
-    from ._text import paper_text, tokenize
+    from ._text import paper_text, term_matrix, tokenize
+    from ._vectors import tfidf, unit_rows_sparse
 
     nothing = np.full(len(papers), NO_SECTION, dtype=int), np.zeros(len(papers))
     if not papers or not sections:
         return nothing
     texts = [paper_text(p) for p in papers] + [s.text() for s in sections]
-    try:
-        matrix = normalize(TfidfVectorizer(analyzer=tokenize, sublinear_tf=True)
-                           .fit_transform(texts))
-    except ValueError:  # nothing but stop words anywhere
+    counted = term_matrix(map(tokenize, texts), len(texts))
+    if counted is None:  # nothing but stop words anywhere
         return nothing
+    # Unit rows made unit again: the bits of the TfidfVectorizer + normalize this was.
+    matrix = unit_rows_sparse(tfidf(counted[0]))
     similarity = (matrix[: len(papers)] @ matrix[len(papers):].T).toarray().round(6)
     best = similarity.argmax(axis=1)
     score = similarity[np.arange(len(papers)), best]

@@ -6,12 +6,11 @@ import re
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from ..models import Paper
 from ..normalize import TermNumbers
@@ -35,8 +34,35 @@ _WEAK = """
     related certain possible second first allow allows allowing leads lead use general generally
     """
 WEAK_WORDS = frozenset(_WEAK.split())
+# The English stop words of the University of Glasgow's Information Retrieval Group, as
+# scikit-learn ships them (BSD-3-Clause; tests/test_themes_math.py checks they are the same).
+_ENGLISH = """
+    a about above across after afterwards again against all almost alone along already also
+    although always am among amongst amoungst amount an and another any anyhow anyone
+    anything anyway anywhere are around as at back be became because become becomes becoming
+    been before beforehand behind being below beside besides between beyond bill both bottom
+    but by call can cannot cant co con could couldnt cry de describe detail do done down due
+    during each eg eight either eleven else elsewhere empty enough etc even ever every
+    everyone everything everywhere except few fifteen fifty fill find fire first five for
+    former formerly forty found four from front full further get give go had has hasnt have
+    he hence her here hereafter hereby herein hereupon hers herself him himself his how
+    however hundred i ie if in inc indeed interest into is it its itself keep last latter
+    latterly least less ltd made many may me meanwhile might mill mine more moreover most
+    mostly move much must my myself name namely neither never nevertheless next nine no
+    nobody none noone nor not nothing now nowhere of off often on once one only onto or
+    other others otherwise our ours ourselves out over own part per perhaps please put
+    rather re same see seem seemed seeming seems serious several she should show side since
+    sincere six sixty so some somehow someone something sometime sometimes somewhere still
+    such system take ten than that the their them themselves then thence there thereafter
+    thereby therefore therein thereupon these they thick thin third this those though three
+    through throughout thru thus to together too top toward towards twelve twenty two un
+    under until up upon us very via was we well were what whatever when whence whenever
+    where whereafter whereas whereby wherein whereupon wherever whether which while whither
+    who whoever whole whom whose why will with within without would yet you your yours
+    yourself yourselves
+    """
 # Dropped like English stop words, so "large language models" gives "language models".
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"et", "al", "ie", "eg", "vs", "wrt", "large", "com"}
+STOP_WORDS = frozenset(_ENGLISH.split()) | {"et", "al", "ie", "eg", "vs", "wrt", "large", "com"}
 STOP_WORDS |= {"http", "https", "www", "github"}
 
 _MATH = re.compile(r"\$[^$]*\$")
@@ -92,16 +118,31 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     each paper's terms tallied by ``Counter`` in C: sklearn's per-term Python loop was 60% of
     the themes stage at 50,000 papers. Each paper's terms are made, counted and dropped in
     turn (the lists of 45,000 papers held at once were ~350 MB of strings)."""
-    n = len(papers)
     titles = [tokenize(p.title) for p in papers]
+    counted = term_matrix(map(paper_terms, papers, titles), len(papers))
+    if counted is None:  # only stop words
+        return None
+    matrix, terms = counted
+    kept = _frequent_enough(matrix, len(papers))
+    if not kept.size or (matrix := matrix[:, kept]).nnz == 0:
+        return None
+    terms = terms[kept]
+    return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
+
+
+def term_matrix(term_lists: Iterable[list[str]], n: int
+                ) -> tuple[sparse.csr_matrix, np.ndarray] | None:
+    """Each of the ``n`` lists' term counts, one row each, and the terms in sorted order
+    (column j counts ``terms[j]``): what ``CountVectorizer`` computes, entries in its order.
+    None when no list has a term."""
     vocabulary = TermNumbers()
     columns, values, row_ends = array("i"), array("i"), array("q", [0])
-    for paper, title in zip(papers, titles, strict=True):
-        tally = Counter(paper_terms(paper, title))
+    for listed in term_lists:
+        tally = Counter(listed)
         columns.extend(map(vocabulary.__getitem__, tally))
         values.extend(tally.values())
         row_ends.append(len(columns))
-    if not vocabulary:  # only stop words
+    if not vocabulary:
         return None
     matrix = sparse.csr_matrix(
         (np.frombuffer(values, dtype=np.intc).astype(np.float64),
@@ -111,12 +152,8 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     # renumbered in term order without sorting again. Sums over a row follow that order, and
     # the same order gives the same bits, so the same themes.
     matrix.sort_indices()
-    terms, matrix.indices = _sorted_terms(vocabulary, matrix.indices)
-    kept = _frequent_enough(matrix, n)
-    if not kept.size or (matrix := matrix[:, kept]).nnz == 0:
-        return None
-    terms = terms[kept]
-    return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
+    ordered, matrix.indices = _sorted_terms(vocabulary, matrix.indices)
+    return matrix, ordered
 
 
 def _sorted_terms(vocabulary: dict[str, int], columns: np.ndarray
