@@ -115,6 +115,19 @@ def test_kmeans_refills_an_empty_cluster_as_sklearn_does():
             assert ours.inertia == theirs.inertia_, seed
 
 
+@pytest.mark.parametrize("features", [2, 3, 5])
+def test_kmeans_is_sklearns_on_few_features(features):
+    """Fewer than four features, or not a multiple of four: the sums' other branches."""
+    rng = np.random.RandomState(features)
+    vectors = rng.normal(size=(300, features))
+    with threadpool_limits(limits=1):
+        for seed in range(3):
+            ours = kmeans(vectors, 4, seed)
+            theirs = KMeans(n_clusters=4, n_init=1, random_state=seed).fit(vectors)
+            assert same(ours.labels, theirs.labels_), seed
+            assert ours.inertia == theirs.inertia_, seed
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 8])
 def test_average_linkage_cut_is_sklearns(k):
     rng = np.random.RandomState(k)

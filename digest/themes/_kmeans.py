@@ -52,14 +52,15 @@ def kmeans(vectors: np.ndarray, k: int, seed: int) -> Clustering:
 
 def _squared_lengths(differences: np.ndarray) -> np.ndarray:
     """Each row's sum of squares, added as scikit-learn's compiled loop adds them (four
-    squares at a time): the same sums to the last bit, so the same stopping point."""
+    squares at a time, then the groups one after another): the same sums to the last bit,
+    so the same stopping point and the same best restart."""
     squares = differences * differences
-    lengths = np.zeros(len(squares))
     whole = squares.shape[1] // 4 * 4
-    for i in range(0, whole, 4):
-        lengths += ((squares[:, i] + squares[:, i + 1]) + squares[:, i + 2]) + squares[:, i + 3]
+    fours = squares[:, :whole].reshape(len(squares), -1, 4)
+    groups = ((fours[:, :, 0] + fours[:, :, 1]) + fours[:, :, 2]) + fours[:, :, 3]
+    lengths = np.cumsum(groups, axis=1)[:, -1] if whole else np.zeros(len(squares))
     for i in range(whole, squares.shape[1]):
-        lengths += squares[:, i]
+        lengths = lengths + squares[:, i]
     return lengths
 
 
