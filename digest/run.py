@@ -98,8 +98,12 @@ class Digest:
             ready = replace(options, budget=llm.budget,
                             llm=replace(llm.limits, planner=planner), theme_backend=themes,
                             history=history or options.history)
-            return build_issue(list(sources), ready, backend=llm.backend, store=store,
-                               report=report)
+            try:
+                return build_issue(list(sources), ready, backend=llm.backend, store=store,
+                                   report=report)
+            finally:  # the embeddings client's connections (the TF-IDF backend has none)
+                if callable(close := getattr(themes, "close", None)):
+                    close()
 
     def summarize(self, sources: Sequence[str], *, week: str | None = None,
                   strict: bool = False, show_rest: bool = True,

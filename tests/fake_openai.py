@@ -18,7 +18,7 @@ answer per mode, for the hostile-model tests. ``latency`` adds a fixed
 delay to every answer; ``reject_formats`` makes the server answer a given
 ``response_format`` type with an error status, as some servers do.
 ``POST /v1/embeddings`` answers bag-of-words vectors; ``script_embeddings(*replies)`` queues
-faults for it (a status with headers, or a hang), one per embeddings request.
+faults for it (a status with headers, a hang, or a raw body), one per embeddings request.
 """
 
 from __future__ import annotations
@@ -228,6 +228,8 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if reply is not None and reply.hang:
                 server._closing.wait(30)
                 self.close_connection = True
+            elif reply is not None and reply.body is not None:  # a lying answer, as given
+                self._send(reply.status, reply.body, reply.headers, reply.content_type)
             elif reply is not None and reply.status != 200:
                 self._send(reply.status, {"error": reply.error or {"message": "fault"}},
                            reply.headers)

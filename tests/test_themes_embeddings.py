@@ -198,3 +198,107 @@ def test_cli_themes_from_a_real_embeddings_server_are_cached_in_the_store(tmp_pa
     issue = (out / "2026-W47.md").read_text(encoding="utf-8")
     assert len(re.findall(r"^- \*\*", issue, re.MULTILINE)) == 30
     assert len(re.findall(r"^## ", issue, re.MULTILINE)) >= 2 + 3  # TL;DR, contents, 3+ themes
+
+
+def _answer(*vectors) -> bytes:
+    """An embeddings answer, as raw JSON (Python's json writes NaN and Infinity, as a lying
+    server may)."""
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return json.dumps({"object": "list", "data": data, "model": "embed-small"}).encode()
+
+
+LYING_VECTORS = {
+    "NaN": [[1.0, float("nan")], [0.5, 0.5]],
+    "Infinity": [[1.0, float("inf")], [0.5, 0.5]],
+    "lengths differ": [[1.0, 0.0, 0.0], [0.5, 0.5]],
+    "empty": [[], []],
+    "text": [["1.0", "0.5"], ["0.5", "0.5"]],
+    "null": [[1.0, None], [0.5, 0.5]],
+    "not a list": [{"x": 1.0}, [0.5, 0.5]],
+}
+
+
+@pytest.mark.parametrize("lie", list(LYING_VECTORS))
+def test_an_embeddings_answer_that_is_not_finite_vectors_of_one_length_is_refused(lie, tmp_path):
+    """A lying server's vectors never become themes (NaN ones made one theme of everything,
+    ragged ones a traceback) nor reach the cache. Like a chat answer that cannot be read, the
+    answer is not asked again and costs what it was for: the themes are TF-IDF ones, and the
+    report says why."""
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        server.script_embeddings(Reply.raw(_answer(*LYING_VECTORS[lie])))
+        embedder = OpenAIEmbedder(settings(server), store=store, batch=100)
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
+        themes = group_papers(papers, max_themes=5, backend=backend)
+        embedder.close()
+        assert len(server.embedding_requests) == 1
+        assert [row.outcome for row in store.calls() if row.task == "embed"] != ["ok"]
+        assert not store._db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    assert themes == group_papers(papers, max_themes=5)  # the offline TF-IDF themes
+    assert re.match(r"tfidf: embeddings: the endpoint returned (a vector that|\d+ vectors)",
+                    backend.stats()["fallback"])
+
+
+class LyingEmbedder(CountingEmbedder):
+    """Another Embedder (a plug-in, an old cache): vectors of two lengths, or a NaN."""
+
+    def __init__(self, lie: str) -> None:
+        super().__init__()
+        self.lie = lie
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = super().embed(texts)
+        vectors[1] = vectors[1][:-1] if self.lie == "short" else [float("nan")] * len(vectors[1])
+        return vectors
+
+
+@pytest.mark.parametrize("lie", ["short", "nan"])
+def test_any_embedder_s_bad_vectors_are_refused_before_clustering(lie):
+    papers, _ = topical_papers()
+    backend = EmbeddingThemes(LyingEmbedder(lie))
+    assert group_papers(papers, max_themes=5, backend=backend) == group_papers(papers,
+                                                                               max_themes=5)
+    assert backend.stats()["fallback"].startswith("tfidf: embeddings: a vector given for")
+
+
+def test_a_bad_vector_kept_by_an_older_store_is_asked_for_again(tmp_path):
+    """Stores written before vectors were checked may hold a NaN one: it is not used."""
+    papers, _ = topical_papers()
+    inner = CountingEmbedder()
+    with Store(tmp_path / "state.sqlite") as store:
+        cached = CachedEmbedder(inner, store)
+        texts = ["first text about bees", "second text about robots"]
+        cached.embed(texts)
+        store.cache_response(cached._key(texts[0]), inner.model,
+                             {"embedding": [float("nan")] * len(WORDS)})
+        again = cached.embed(texts)
+    assert inner.requests == [texts, texts[:1]]
+    assert again[0] == CountingEmbedder.vector(texts[0])
+    assert cached.cache_hits == 1
+
+
+def test_a_bad_vector_is_never_kept(tmp_path):
+    with Store(tmp_path / "state.sqlite") as store:
+        cached = CachedEmbedder(LyingEmbedder("nan"), store)
+        with pytest.raises(LLMError, match="^embeddings: a vector from embed-small holds NaN"):
+            cached.embed(["first text about bees", "second text about robots"])
+        assert not store._db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+
+
+def test_cli_a_lying_embeddings_server_costs_the_embedding_themes_not_the_issue(tmp_path):
+    """No traceback and no nonsense themes: the issue goes out with TF-IDF themes, the run
+    warns and its report says why."""
+    report = tmp_path / "report.json"
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--themes", "embeddings", "--state", str(tmp_path / "state.sqlite"),
+            "--out", str(tmp_path / "out"), "--report", str(report)]
+    with FakeOpenAI() as server:
+        server.script_embeddings(Reply.raw(_answer(*[[float("nan"), 1.0]] * 30)))
+        result = CliRunner().invoke(app, [*args, "--base-url", server.url])
+    assert result.exit_code == 0, result.output
+    assert "the endpoint returned a vector that holds NaN" in result.stderr
+    assert "Traceback" not in result.output
+    assert (tmp_path / "out" / "2026-W47.md").exists()
+    fallback = json.loads(report.read_text())["llm"]["embeddings"]["fallback"]
+    assert fallback == ("tfidf: embeddings: the endpoint returned a vector that holds NaN "
+                        "or an infinity")

@@ -11,6 +11,7 @@ scheduling around it (ledger rows, deadline, breaker, batches) is ``llm.embed_ru
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -125,9 +126,32 @@ def _vectors(response: Any, count: int) -> list[list[float]]:
     """One vector per text, in the texts' order, or ``AnswerUnreadable``."""
     items = sorted(getattr(response, "data", None) or [], key=lambda item: item.index)
     if len(items) != count:
-        raise AnswerUnreadable(f"the embeddings endpoint returned {len(items)} vectors for "
+        raise AnswerUnreadable(f"embeddings: the endpoint returned {len(items)} vectors for "
                                f"{count} texts")
-    return [list(item.embedding) for item in items]
+    vectors = [getattr(item, "embedding", None) for item in items]
+    problem = vectors_problem(vectors)
+    if problem:
+        raise AnswerUnreadable(f"embeddings: the endpoint returned a vector that {problem}")
+    return [list(vector) for vector in vectors]  # type: ignore[arg-type]
+
+
+def vectors_problem(vectors: Sequence[object]) -> str | None:
+    """What makes ``vectors`` no set of embeddings (each a non-empty list of finite numbers,
+    all of one length), or None. A lying server's NaN, text or ragged rows stop here: past
+    this they would make nonsense themes or a crash."""
+    lengths = set()
+    for vector in vectors:
+        if not isinstance(vector, list | tuple) or not vector:
+            return "is not a list of numbers"
+        for value in vector:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return "holds something other than numbers"
+            if not math.isfinite(value):
+                return "holds NaN or an infinity"
+        lengths.add(len(vector))
+    if len(lengths) > 1:
+        return f"differs in length from another ({', '.join(map(str, sorted(lengths)))} numbers)"
+    return None
 
 
 def texts_in_batches(texts: Sequence[str], size: int) -> list[tuple[str, ...]]:

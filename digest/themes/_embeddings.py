@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
+from ..llm.base import AnswerUnreadable
 from ..llm.embed_runner import RunEmbedder
+from ..llm.openai_embed import vectors_problem
 from ..models import Paper, Theme
 from ..state import Store
 from ._build import themes_from_labels
@@ -77,20 +79,39 @@ class CachedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         keys = [self._key(text) for text in texts]
-        found = {key: self.store.cached_response(key) for key in dict.fromkeys(keys)}
+        found = {key: _usable(self.store.cached_response(key)) for key in dict.fromkeys(keys)}
         missing = [i for i, key in enumerate(keys) if found[key] is None]
         self.cache_hits += len(keys) - len(missing)
         step = int(getattr(self.inner, "batch", 0)) or len(missing) or 1
         for start in range(0, len(missing), step):  # each batch kept once it is paid for
             chunk = missing[start:start + step]
             fresh = self.inner.embed([texts[i] for i in chunk])
+            if problem := vectors_problem(fresh):  # never kept, so never given again
+                raise AnswerUnreadable(f"embeddings: a vector from {self.model} {problem}")
             for i, vector in zip(chunk, fresh, strict=True):
                 found[keys[i]] = {"embedding": vector}
                 self.store.cache_response(keys[i], self.model, {"embedding": vector})
         return [list((found[key] or {})["embedding"]) for key in keys]
 
+    def close(self) -> None:
+        _close(self.inner)
+
     def _key(self, text: str) -> str:
         return "embedding:" + hashlib.sha256(f"{self.model}\0{text}".encode()).hexdigest()
+
+
+def _close(embedder: object) -> None:
+    close = getattr(embedder, "close", None)
+    if callable(close):
+        close()
+
+
+def _usable(cached: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A cached vector, or None (asked again) when it is none: a store written before vectors
+    were checked may hold a NaN one."""
+    if cached is None or vectors_problem([cached.get("embedding")]):
+        return None
+    return cached
 
 
 @dataclass(frozen=True)
@@ -99,11 +120,20 @@ class EmbeddingThemes:
 
     embedder: Embedder
     clusterer: TfidfThemes = field(default_factory=TfidfThemes)
+    # Why the last grouping fell back to TF-IDF, if it did (the report's ``fallback``).
+    fell_back: list[str] = field(default_factory=list, compare=False)
 
     def stats(self) -> dict[str, Any] | None:
         """The embeddings' share of the run report (``llm.embeddings``)."""
         stats = getattr(self.embedder, "stats", None)
-        return stats() if callable(stats) else None
+        done = stats() if callable(stats) else None
+        if self.fell_back:
+            done = {**(done or {}), "fallback": self.fell_back[-1]}
+        return done
+
+    def close(self) -> None:
+        """Close the embedder's connections, if it has any."""
+        _close(self.embedder)
 
     def group(self, papers: Sequence[Paper], *, max_themes: int, seed: int) -> list[Theme]:
         if max_themes < 1:
@@ -116,8 +146,19 @@ class EmbeddingThemes:
 
         from ._vectors import unit_rows
 
-        vectors = unit_rows(np.array(self.embedder.embed([embedding_text(p) for p in papers]),
-                                     dtype=np.float64))
+        try:
+            given = self.embedder.embed([embedding_text(p) for p in papers])
+            if len(given) != len(papers) or (problem := vectors_problem(given)):
+                problem = problem if len(given) == len(papers) else f"count is {len(given)}"
+                raise AnswerUnreadable(f"embeddings: a vector given for the papers {problem}")
+        except AnswerUnreadable as error:
+            # An answer no retry mends: like a chat answer that cannot be read, it costs
+            # what it was for (here the grouping), not the issue.
+            log.warning("%s; the themes are TF-IDF ones this time (check the embeddings "
+                        "model %s)", error, self.embedder.model)
+            self.fell_back.append(f"tfidf: {error}")
+            return self.clusterer.group(papers, max_themes=max_themes, seed=seed)
+        vectors = unit_rows(np.array(given, dtype=np.float64))
         with threadpool_limits(limits=1):
             labels = self.clusterer.cluster_vectors(vectors, max_themes, seed)
         return themes_from_labels(papers, labels, vectors, count_terms(papers))
