@@ -302,3 +302,17 @@ def test_cli_a_lying_embeddings_server_costs_the_embedding_themes_not_the_issue(
     fallback = json.loads(report.read_text())["llm"]["embeddings"]["fallback"]
     assert fallback == ("tfidf: embeddings: the endpoint returned a vector that holds NaN "
                         "or an infinity")
+
+
+def test_cli_an_embeddings_server_that_is_down_stops_the_run_for_a_retry(tmp_path):
+    """Unlike a lying answer, an outage may pass: exit 75 (cron or the mail hook retry), no
+    issue written."""
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--themes", "embeddings", "--state", str(tmp_path / "state.sqlite"),
+            "--out", str(tmp_path / "out"), "--timeout", "5"]
+    with FakeOpenAI() as server:
+        server.script_embeddings(*[Reply.fail(503, "down", retry_after="0")] * 10)
+        result = CliRunner().invoke(app, [*args, "--base-url", server.url])
+    assert result.exit_code == 75, result.output
+    assert "embeddings: " in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out" / "2026-W47.md").exists()
