@@ -316,3 +316,27 @@ def test_cli_an_embeddings_server_that_is_down_stops_the_run_for_a_retry(tmp_pat
     assert result.exit_code == 75, result.output
     assert "embeddings: " in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out" / "2026-W47.md").exists()
+
+
+class ShortEmbedder(CountingEmbedder):
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return super().embed(texts)[:-1]
+
+
+def test_an_embedder_that_gives_too_few_vectors_costs_the_embedding_themes(tmp_path):
+    papers, _ = topical_papers()
+    with Store(tmp_path / "state.sqlite") as store:
+        backend = EmbeddingThemes(CachedEmbedder(ShortEmbedder(), store))
+        assert group_papers(papers, max_themes=5, backend=backend) == group_papers(
+            papers, max_themes=5)
+        assert backend.stats()["fallback"] == (
+            f"tfidf: embeddings: embed-small gave {len(papers) - 1} vectors for "
+            f"{len(papers)} texts")
+    direct = EmbeddingThemes(ShortEmbedder())
+    group_papers(papers, max_themes=5, backend=direct)
+    assert direct.stats() == {"fallback": f"tfidf: embeddings: {len(papers) - 1} vectors "
+                                          f"given for {len(papers)} papers"}
+    good = EmbeddingThemes(CountingEmbedder())
+    good.fell_back.append("from an earlier grouping")
+    group_papers(papers, max_themes=5, backend=good)
+    assert good.fell_back == []  # each grouping says only its own

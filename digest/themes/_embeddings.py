@@ -86,6 +86,9 @@ class CachedEmbedder:
         for start in range(0, len(missing), step):  # each batch kept once it is paid for
             chunk = missing[start:start + step]
             fresh = self.inner.embed([texts[i] for i in chunk])
+            if len(fresh) != len(chunk):
+                raise AnswerUnreadable(f"embeddings: {self.model} gave {len(fresh)} vectors "
+                                       f"for {len(chunk)} texts")
             if problem := vectors_problem(fresh):  # never kept, so never given again
                 raise AnswerUnreadable(f"embeddings: a vector from {self.model} {problem}")
             for i, vector in zip(chunk, fresh, strict=True):
@@ -121,6 +124,7 @@ class EmbeddingThemes:
     embedder: Embedder
     clusterer: TfidfThemes = field(default_factory=TfidfThemes)
     # Why the last grouping fell back to TF-IDF, if it did (the report's ``fallback``).
+    # A list, so that a frozen backend can say it.
     fell_back: list[str] = field(default_factory=list, compare=False)
 
     def stats(self) -> dict[str, Any] | None:
@@ -146,10 +150,13 @@ class EmbeddingThemes:
 
         from ._vectors import unit_rows
 
+        self.fell_back.clear()
         try:
             given = self.embedder.embed([embedding_text(p) for p in papers])
-            if len(given) != len(papers) or (problem := vectors_problem(given)):
-                problem = problem if len(given) == len(papers) else f"count is {len(given)}"
+            if len(given) != len(papers):
+                raise AnswerUnreadable(f"embeddings: {len(given)} vectors given for "
+                                       f"{len(papers)} papers")
+            if problem := vectors_problem(given):
                 raise AnswerUnreadable(f"embeddings: a vector given for the papers {problem}")
         except AnswerUnreadable as error:
             # An answer no retry mends: like a chat answer that cannot be read, it costs
