@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import sparse
 from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfTransformer, TfidfVectorizer
@@ -77,12 +78,18 @@ def test_lsa_projection_is_truncated_svds(arxiv_counts, rows, dimensions, seed):
 def test_lsa_axes_fitted_on_more_papers_than_terms():
     """The other branch of the randomized SVD: a tall matrix is not transposed."""
     rng = np.random.RandomState(5)
-    from scipy import sparse
-
     counts = sparse.csr_matrix(rng.poisson(0.5, size=(400, 30)).astype(float))
     weights = tfidf(counts)
     svd = TruncatedSVD(n_components=10, random_state=2).fit(weights[:300])
     assert same(weights @ lsa_axes(weights[:300], 10, 2).T, svd.transform(weights))
+
+
+def test_lsa_axes_with_more_directions_asked_than_terms():
+    """20 papers over 5 terms: the random basis is wider than the matrix, as in a tiny issue."""
+    rng = np.random.RandomState(8)
+    weights = tfidf(sparse.csr_matrix(rng.poisson(1.0, size=(20, 5)).astype(float)))
+    svd = TruncatedSVD(n_components=4, random_state=3)
+    assert same(weights @ lsa_axes(weights, 4, 3).T, svd.fit_transform(weights))
 
 
 @settings(max_examples=200, deadline=None)
