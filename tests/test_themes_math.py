@@ -99,14 +99,19 @@ def test_adjusted_rand_is_sklearns(pairs):
     assert adjusted_rand(a, b) == adjusted_rand_score(a, b)
 
 
-@pytest.mark.parametrize("k", [2, 5, 9, 14])
-def test_kmeans_is_sklearns_on_real_abstracts(arxiv_vectors, k):
+def assert_kmeans_is_sklearns(vectors: np.ndarray, k: int, seeds) -> None:
+    """Labels and inertia equal to KMeans(n_init=1)'s, bit for bit, for every seed."""
     with threadpool_limits(limits=1):
-        for seed in (0, 1, 123456789):
-            ours = kmeans(arxiv_vectors, k, seed)
-            theirs = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(arxiv_vectors)
+        for seed in seeds:
+            ours = kmeans(vectors, k, seed)
+            theirs = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(vectors)
             assert same(ours.labels, theirs.labels_), (k, seed)
             assert ours.inertia == theirs.inertia_, (k, seed)
+
+
+@pytest.mark.parametrize("k", [2, 5, 9, 14])
+def test_kmeans_is_sklearns_on_real_abstracts(arxiv_vectors, k):
+    assert_kmeans_is_sklearns(arxiv_vectors, k, (0, 1, 123456789))
 
 
 def test_kmeans_refills_an_empty_cluster_as_sklearn_does():
@@ -114,12 +119,7 @@ def test_kmeans_refills_an_empty_cluster_as_sklearn_does():
     rng = np.random.RandomState(0)
     vectors = np.vstack([np.repeat(rng.normal(size=(3, 6)), 40, axis=0),
                          rng.normal(size=(5, 6))])
-    with threadpool_limits(limits=1):
-        for seed in range(6):
-            ours = kmeans(vectors, 7, seed)
-            theirs = KMeans(n_clusters=7, n_init=1, random_state=seed).fit(vectors)
-            assert same(ours.labels, theirs.labels_), seed
-            assert ours.inertia == theirs.inertia_, seed
+    assert_kmeans_is_sklearns(vectors, 7, range(6))
 
 
 @pytest.mark.parametrize("features", [2, 3, 5])
@@ -127,12 +127,7 @@ def test_kmeans_is_sklearns_on_few_features(features):
     """Fewer than four features, or not a multiple of four: the sums' other branches."""
     rng = np.random.RandomState(features)
     vectors = rng.normal(size=(300, features))
-    with threadpool_limits(limits=1):
-        for seed in range(3):
-            ours = kmeans(vectors, 4, seed)
-            theirs = KMeans(n_clusters=4, n_init=1, random_state=seed).fit(vectors)
-            assert same(ours.labels, theirs.labels_), seed
-            assert ours.inertia == theirs.inertia_, seed
+    assert_kmeans_is_sklearns(vectors, 4, range(3))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 8])
