@@ -143,15 +143,29 @@ def vectors_problem(vectors: Sequence[object]) -> str | None:
     for vector in vectors:
         if not isinstance(vector, list | tuple) or not vector:
             return "is not a list of numbers"
-        for value in vector:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return "holds something other than numbers"
-            if not math.isfinite(value):
-                return "holds NaN or an infinity"
+        if not _all_numbers(vector) or not all(map(math.isfinite, vector)):
+            return _first_bad_value(vector)
         lengths.add(len(vector))
     if len(lengths) > 1:
         return f"differs in length from another ({', '.join(map(str, sorted(lengths)))} numbers)"
     return None
+
+
+def _all_numbers(vector: Sequence[object]) -> bool:
+    """Every value an int or a float, not a bool: asked of each distinct type, not each value
+    (a vector is a thousand or more floats, and each layer that keeps or uses one checks it)."""
+    return all(kind is not bool and issubclass(kind, int | float)
+               for kind in set(map(type, vector)))
+
+
+def _first_bad_value(vector: Sequence[object]) -> str:
+    """What is wrong with the first value of ``vector`` that is not a finite number."""
+    for value in vector:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "holds something other than numbers"
+        if not math.isfinite(value):
+            return "holds NaN or an infinity"
+    raise AssertionError("every value is a finite number")
 
 
 def texts_in_batches(texts: Sequence[str], size: int) -> list[tuple[str, ...]]:
