@@ -158,7 +158,7 @@ def measure(sizes: Sequence[int]) -> list[dict]:
             rows.append({"papers": size, "wall": wall, "floor": floor, "rss": rss,
                          "cpu": cpu, "floor_cpu": floor_cpu,
                          "in_issue": report["counts"]["papers_in_issue"],
-                         "themes": report["counts"]["themes"]})
+                         "themes": report["counts"]["themes"], "stages": report["stages"]})
             print(f"{size:,} papers: {wall:.1f} s ({cpu:.1f} s CPU), floor {floor:.1f} s "
                   f"({floor_cpu:.1f} s CPU), {wall / floor:.1f}x wall, {cpu / floor_cpu:.1f}x CPU, "
                   f"peak RSS {rss:.0f} MiB", flush=True)
@@ -183,6 +183,20 @@ def table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def stage_table(rows: Sequence[dict]) -> str:
+    """Where each run's CPU seconds went, by the run report's ``stages``; "other" is start-up
+    (imports, settings, the store) and what no stage covers."""
+    names = list(rows[0]["stages"])
+    lines = ["| papers | " + " | ".join(names) + " | other | digest CPU |",
+             "|---" * (len(names) + 3) + "|"]
+    for row in rows:
+        spent = [row["stages"].get(name, {}).get("cpu_s", 0.0) for name in names]
+        cells = [f"{seconds:.1f} s ({100 * seconds / row['cpu']:.0f}%)"
+                 for seconds in [*spent, row["cpu"] - sum(spent)]]
+        lines.append(f"| {row['papers']:,} | " + " | ".join(cells) + f" | {row['cpu']:.1f} s |")
+    return "\n".join(lines)
+
+
 def write_section(path: Path, name: str, text: str) -> None:
     """Put ``text`` between ``<!-- name -->`` and ``<!-- /name -->`` in ``path`` (appended
     when they are not there yet): each benchmark rewrites its own section, not the file."""
@@ -202,7 +216,9 @@ def main() -> int:
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results.md")
     args = parser.parse_args()
     described = machine()
-    text = table(measure(args.sizes))
+    rows = measure(args.sizes)
+    text = (table(rows) + "\n\nCPU seconds by stage (the run report's `stages`):\n\n"
+            + stage_table(rows))
     print(text)
     write_section(args.results, "bench_scale", (
         "## Whole pipeline at scale (`bench_scale.py`)\n\n"

@@ -86,33 +86,40 @@ def build_issue(sources: Sequence[str], options: Options, *,
     report.week = options.week
     start, end = parse_week(options.week)
 
-    ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin,
-                            limits=options.limits)
-    report.errors += [str(error) for error in ingested.errors]
-    inbox = store.inbox(options.week) if options.use_inbox else []
-    records = ingested.records + inbox
-    if options.require_records and not records:
-        raise nothing_read(sources, report.errors)
-    if options.by_date:
-        records, inbox = _in_week(records, inbox, store, options.week, report)
-    deduped = deduplicate(records)
-    # ids found before the selection, so that papers published under an id are known by it
-    found = (resolve_ids(deduped.papers, store, base_url=options.arxiv_api)
-             if options.resolve_ids else deduped.papers)
-    papers, already_published = _select(found, store, options)
-    choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest)
-    papers = list(choice.papers)
-    report.relevance = dict(choice.report)
-    by_id = {paper.id: paper for paper in papers}
+    report.stages = {}
+    with report.stage("ingest"):
+        ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin,
+                                limits=options.limits)
+        report.errors += [str(error) for error in ingested.errors]
+        inbox = store.inbox(options.week) if options.use_inbox else []
+        records = ingested.records + inbox
+        if options.require_records and not records:
+            raise nothing_read(sources, report.errors)
+        if options.by_date:
+            records, inbox = _in_week(records, inbox, store, options.week, report)
+    with report.stage("dedup"):
+        deduped = deduplicate(records)
+    with report.stage("select"):
+        # ids found before the selection, so that papers published under an id are known by it
+        found = (resolve_ids(deduped.papers, store, base_url=options.arxiv_api)
+                 if options.resolve_ids else deduped.papers)
+        papers, already_published = _select(found, store, options)
+        choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest)
+        papers = list(choice.papers)
+        report.relevance = dict(choice.report)
+        by_id = {paper.id: paper for paper in papers}
 
-    themes = group_papers(papers, max_themes=options.max_themes, sections=options.sections,
-                          backend=options.theme_backend)
-    summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
-                            counter=TokenCounter(backend.model or None),
-                            budget=options.budget, store=store, nonce=store.nonce(options.week),
-                            limits=options.llm)
-    batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
-    summaries = summarizer.summarize(themes, by_id, batches)
+    with report.stage("themes"):
+        themes = group_papers(papers, max_themes=options.max_themes, sections=options.sections,
+                              backend=options.theme_backend)
+    with report.stage("batches"):  # tiktoken counts each paper once here
+        summarizer = Summarizer(backend, prompts=Prompts(options.prompts_dir),
+                                counter=TokenCounter(backend.model or None),
+                                budget=options.budget, store=store,
+                                nonce=store.nonce(options.week), limits=options.llm)
+        batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
+    with report.stage("summaries"):
+        summaries = summarizer.summarize(themes, by_id, batches)
 
     stats = Stats(records_read=len(records), papers_unique=len(deduped.papers),
                   duplicates_merged=deduped.duplicates_merged,
@@ -120,7 +127,8 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   themes=len(themes), batches=len(batches))
     sections = tuple(IssueSection(theme, summary, tuple(by_id[pid] for pid in theme.paper_ids))
                      for theme, summary in zip(themes, summaries, strict=True))
-    intro = summarizer.intro(fallback=compose_intro(sections))
+    with report.stage("summaries"):
+        intro = summarizer.intro(fallback=compose_intro(sections))
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
                   model=shown_model(summarizer.stats.model, options.model_label),
@@ -135,7 +143,8 @@ def build_issue(sources: Sequence[str], options: Options, *,
     embeddings = getattr(options.theme_backend, "stats", None)
     if callable(embeddings) and (stats_of_embeddings := embeddings()) is not None:
         report.llm["embeddings"] = stats_of_embeddings  # --themes embeddings: its calls
-    markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
+    with report.stage("render"):
+        markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown, tuple(inbox))
 
@@ -159,8 +168,9 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     """Publish ``OUT/<week>.md`` (and .html/.txt in ``formats``), ``index.md`` and
     ``feed.xml`` as a recorded transaction (``digest.publishing``); return the Markdown's
     path."""
-    paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
-                          templates_dir=templates_dir, site_url=site_url)
+    with report.stage("publish"):
+        paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
+                              templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 

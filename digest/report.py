@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,19 +28,39 @@ class RunReport:
     relevance: dict[str, Any] = field(default_factory=dict)  # the reader's profile: what it chose
     # Every issue the run wrote (several with --catch-up; the fields above describe the last).
     issues: list[dict[str, Any]] = field(default_factory=list)
+    # Wall and CPU seconds of each pipeline stage of the last issue, in pipeline order.
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Add the wall and CPU (the whole process's) seconds of the block to stage ``name``."""
+        wall, cpu = time.monotonic(), time.process_time()
+        try:
+            yield
+        finally:
+            spent = self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0})
+            spent["wall_s"] += time.monotonic() - wall
+            spent["cpu_s"] += time.process_time() - cpu
 
     def add_issue(self) -> None:
         """Keep what the report says of the issue just written, before the next week's."""
         self.issues.append({"week": self.week, "outputs": dict(self.outputs),
                             "counts": asdict(self.counts),
-                            "cost_usd": self.llm.get("cost_usd", 0.0)})
+                            "cost_usd": self.llm.get("cost_usd", 0.0),
+                            "stages": _rounded(self.stages)})
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["duration_s"] = round(self.duration_s, 3)
+        data["stages"] = _rounded(self.stages)
         if not self.batch:  # only a run that collected a Batch API job has this block
             del data["batch"]
         return data
+
+
+def _rounded(stages: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    return {name: {key: round(seconds, 3) for key, seconds in spent.items()}
+            for name, spent in stages.items()}
 
 
 def report_json(report: RunReport) -> str:

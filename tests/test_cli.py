@@ -18,6 +18,7 @@ REPORT_COUNTS = {"records_read", "papers_unique", "duplicates_merged", "already_
                  "papers_in_issue", "themes", "batches"}
 REPORT_LLM = {"backend", "model", "calls", "cache_hits", "retries", "failed_calls", "fallbacks",
               "prompt_tokens", "completion_tokens", "abstract_tokens", "cost_usd"}
+STAGES = ["ingest", "dedup", "select", "themes", "batches", "summaries", "render", "publish"]
 
 
 def newsletter(tmp_path, *args: str):
@@ -62,6 +63,11 @@ def test_newsletter_writes_the_issue_prints_its_path_and_reports(tmp_path):
     assert sum(len(t["paper_ids"]) for t in report["themes"]) == 30
     assert report["errors"] == []
     assert report["duration_s"] > 0
+    assert list(report["stages"]) == STAGES
+    assert all(set(spent) == {"wall_s", "cpu_s"} and min(spent.values()) >= 0
+               for spent in report["stages"].values())
+    assert sum(spent["wall_s"] for spent in report["stages"].values()) <= report["duration_s"]
+    assert report["issues"][0]["stages"] == report["stages"]
 
 
 def test_auto_backend_is_offline_without_key_or_url(tmp_path):
