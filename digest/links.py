@@ -52,13 +52,26 @@ def paper_link(paper: Paper) -> Link:
 
 def title_search_url(title: str) -> str:
     """arXiv's title search for ``title``: its words only, at most ``MAX_QUERY_CHARS``."""
-    words = _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", title)).split()
     query = ""
-    for word in words:
+    for word in _title_words(title):
         if len(query) + len(word) + 1 > MAX_QUERY_CHARS:
             break
         query = f"{query} {word}" if query else word[:MAX_QUERY_CHARS]
-    return SEARCH_URL.format(query=quote(query, safe=""))
+    # Only letters, digits, hyphens and spaces are left: in ASCII, spaces are all quote() changes.
+    return SEARCH_URL.format(query=query.replace(" ", "%20") if query.isascii()
+                             else quote(query, safe=""))
+
+
+def _title_words(title: str) -> list[str]:
+    """The words of ``title``, ``_NOT_WORD`` making the rest a break. In an ASCII title
+    without a hyphen (whose fate depends on its neighbours) every character but a letter or
+    digit is a break, and NFKC changes no ASCII: one translation does it."""
+    if title.isascii() and "-" not in title:
+        return title.translate(_ASCII_BREAKS).split()
+    return _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", title)).split()
+
+
+_ASCII_BREAKS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 
 
 def is_web_url(url: str) -> bool:

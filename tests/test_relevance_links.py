@@ -53,6 +53,26 @@ def test_any_title_gives_a_well_formed_search_url(title: str) -> None:
     assert url.isascii() and " " not in url and len(_query(url)) <= MAX_QUERY_CHARS
 
 
+def _plain_search_url(title: str) -> str:
+    """What ``title_search_url`` builds, the plain way: the pattern and ``quote`` always."""
+    import unicodedata
+    from urllib.parse import quote
+
+    from digest.links import _NOT_WORD, SEARCH_URL
+    query = ""
+    for word in _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", title)).split():
+        if len(query) + len(word) + 1 > MAX_QUERY_CHARS:
+            break
+        query = f"{query} {word}" if query else word[:MAX_QUERY_CHARS]
+    return SEARCH_URL.format(query=quote(query, safe=""))
+
+
+@given(st.text(alphabet=st.sampled_from([chr(c) for c in range(128)] + ["é", "ﬁ", "世", "\u0301"]),
+               max_size=400))
+def test_the_fast_ascii_path_builds_the_plain_url(title: str) -> None:
+    assert title_search_url(title) == _plain_search_url(title)
+
+
 def test_the_query_keeps_the_words_of_the_title() -> None:
     assert _query(title_search_url("SWE-RL: Advancing LLM Reasoning (via RL)")) == \
         "SWE-RL Advancing LLM Reasoning via RL"
