@@ -14,6 +14,7 @@ from scipy import sparse
 
 from ..models import Paper
 from ..normalize import TermNumbers
+from ._term_codes import FirstSight, emitted_terms, row_counts, term_spellings
 
 # Words too common in paper listings to name or separate a theme on their own. They are
 # still allowed in a bigram next to a strong word: "language models", "multi agent".
@@ -78,14 +79,10 @@ _WORD_OR_BREAK = re.compile(r"(?<![^\W_])([a-z][a-z0-9]+)(?![^\W_])|" + _PHRASE_
 
 def tokenize(text: str) -> list[str]:
     """Unigrams (strong words only) and bigrams of adjacent non-stop words, not both weak."""
-    if "$" in text:
-        text = _MATH.sub(" . ", text)
-    if "\\" in text:
-        text = _LATEX_COMMAND.sub(" ", text)
     terms: list[str] = []
     append = terms.append
     previous, previous_weak = "", False
-    for word in _WORD_OR_BREAK.findall(_fold(text.lower())):
+    for word in _WORD_OR_BREAK.findall(_prepared(text)):
         if not word or word in STOP_WORDS:  # a phrase ends, or a stop word breaks it
             previous = ""
             continue
@@ -96,6 +93,43 @@ def tokenize(text: str) -> list[str]:
             append(f"{previous} {word}")
         previous, previous_weak = word, weak
     return terms
+
+
+def _prepared(text: str) -> str:
+    """The text as its words are read: math and LaTeX commands out, lower case, accents
+    folded."""
+    if "$" in text:
+        text = _MATH.sub(" . ", text)
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", text)
+    return _fold(text.lower())
+
+
+class _Words(dict[str, int]):
+    """Each word's number, from 1 in the order words are first read; 0 for a phrase break
+    ("") or a stop word, which end a phrase alike. Looked up through ``map``, a known word
+    costs no Python call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spelled = [""]  # word number → word
+        self.weak = bytearray(1)  # word number → 1 for a weak word
+
+    def __missing__(self, word: str) -> int:
+        number = 0
+        if word and word not in STOP_WORDS:
+            number = len(self.spelled)
+            self.spelled.append(word)
+            self.weak.append(word in WEAK_WORDS)
+        self[word] = number
+        return number
+
+    def read(self, text: str) -> array[int]:
+        """The numbers of ``text``'s words and phrase breaks, as ``tokenize`` reads them."""
+        return array("i", map(self.__getitem__, _WORD_OR_BREAK.findall(_prepared(text))))
+
+    def weak_flags(self) -> np.ndarray:
+        return np.frombuffer(bytes(self.weak), dtype=np.bool_)
 
 
 def paper_text(paper: Paper) -> str:
@@ -114,20 +148,73 @@ class TermCounts:
 def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     """Count the terms of every paper, or None if no term survives pruning.
 
-    What ``CountVectorizer(min_df=2, max_df=0.5)`` computes (terms sorted, then pruned), with
-    each paper's terms tallied by ``Counter`` in C: sklearn's per-term Python loop was 60% of
-    the themes stage at 50,000 papers. Each paper's terms are made, counted and dropped in
-    turn (the lists of 45,000 papers held at once were ~350 MB of strings)."""
-    titles = [tokenize(p.title) for p in papers]
-    counted = term_matrix(map(paper_terms, papers, titles), len(papers))
-    if counted is None:  # only stop words
+    What ``CountVectorizer(analyzer=tokenize, min_df=2, max_df=0.5)`` computes over
+    ``paper_text`` (terms sorted, then pruned), entries in its order. Words are read once
+    into numbers and the phrase rules, bigrams and tallies worked out on arrays of them a
+    batch of papers at a time (``_term_codes``): a Python step per word was most of the
+    stage at 50,000 papers. Only each distinct term is spelled out."""
+    words = _Words()
+    titles = [words.read(paper.title) for paper in papers]
+    vocabulary = FirstSight()
+    pieces = [_batch_counts(papers[start:start + _BATCH], titles[start:start + _BATCH],
+                            words, vocabulary)
+              for start in range(0, len(papers), _BATCH)]
+    if not len(vocabulary):  # only stop words
         return None
-    matrix, terms = counted
+    matrix = _csr(pieces, len(papers), len(vocabulary))
+    # The order of each row's entries is sklearn's: by first sight in the corpus, then
+    # renumbered in term order without sorting again. Sums over a row follow that order, and
+    # the same order gives the same bits, so the same themes.
+    ordered, place = _sorted_terms(term_spellings(vocabulary.codes(), words.spelled))
+    matrix.indices = place.take(matrix.indices)
     kept = _frequent_enough(matrix, len(papers))
     if not kept.size or (matrix := matrix[:, kept]).nnz == 0:
         return None
-    terms = terms[kept]
-    return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
+    kept_column = np.full(len(ordered), -1, dtype=np.intc)
+    kept_column[kept] = np.arange(len(kept), dtype=np.intc)
+    return TermCounts(matrix, ordered[kept],
+                      _in_title(titles, words, vocabulary, kept_column[place], len(kept)))
+
+
+# Papers whose words are worked out together: ~400,000 words, arrays of a few MB each.
+_BATCH = 2048
+_BREAK = array("i", [0])
+
+
+def _batch_counts(papers: Sequence[Paper], titles: Sequence[array[int]], words: _Words,
+                  vocabulary: FirstSight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The papers' term counts as CSR pieces (``row_counts``), columns numbered by first
+    sight. A paper reads as ``paper_terms`` reads it: its title twice, then its abstract,
+    each ending every phrase; a "$" in the title can open math across lines."""
+    sequence, rows = _one_after_another(
+        words.read(paper_text(paper)) if "$" in paper.title
+        else title + _BREAK + title + _BREAK + words.read(paper.abstract)
+        for paper, title in zip(papers, titles, strict=True))
+    codes, positions = emitted_terms(sequence, words.weak_flags())
+    return row_counts(rows[positions], vocabulary.number(codes), len(papers))
+
+
+def _one_after_another(word_lists: Iterable[array[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The lists' words in one array, each list after a phrase break (0), and the number
+    of the list each word is in."""
+    joined, lengths = array("i"), array("q")
+    for listed in word_lists:
+        joined.append(0)
+        joined.extend(listed)
+        lengths.append(len(listed) + 1)
+    rows = np.repeat(np.arange(len(lengths)), np.frombuffer(lengths, dtype=np.int64))
+    return np.frombuffer(joined, dtype=np.intc), rows
+
+
+def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
+         ) -> sparse.csr_matrix:
+    """The batches' pieces as one matrix, built as ``term_matrix`` builds its own."""
+    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc)
+    values = np.concatenate([piece[1] for piece in pieces]).astype(np.float64)
+    row_ends = np.concatenate([[0], *(piece[2] for piece in pieces)]).cumsum()
+    matrix = sparse.csr_matrix((values, columns, row_ends.astype(np.int64)), shape=(n, n_terms))
+    matrix.sort_indices()
+    return matrix
 
 
 def term_matrix(term_lists: Iterable[list[str]], n: int
@@ -152,17 +239,17 @@ def term_matrix(term_lists: Iterable[list[str]], n: int
     # renumbered in term order without sorting again. Sums over a row follow that order, and
     # the same order gives the same bits, so the same themes.
     matrix.sort_indices()
-    ordered, matrix.indices = _sorted_terms(vocabulary, matrix.indices)
+    ordered, place = _sorted_terms(list(vocabulary))
+    matrix.indices = place.take(matrix.indices)
     return matrix, ordered
 
 
-def _sorted_terms(vocabulary: dict[str, int], columns: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """The terms in sorted order (as sklearn keeps them), and the columns renumbered so."""
-    ordered = sorted(vocabulary)
-    new_index = np.empty(len(ordered), dtype=np.intc)
-    new_index[[vocabulary[term] for term in ordered]] = np.arange(len(ordered), dtype=np.intc)
-    return np.array(ordered, dtype=object), new_index.take(columns)
+def _sorted_terms(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The terms in sorted order (as sklearn keeps them), and each term's place in it."""
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    place = np.empty(len(terms), dtype=np.intc)
+    place[order] = np.arange(len(terms), dtype=np.intc)
+    return np.array([terms[i] for i in order], dtype=object), place
 
 
 def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
@@ -173,13 +260,19 @@ def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
     return np.flatnonzero((papers_with >= low) & (papers_with <= high))
 
 
-def _in_title(titles: Sequence[list[str]], column: dict[str, int]) -> sparse.csr_matrix:
-    """1 where a kept term is in the paper's title (names weigh it up)."""
-    rows = [sorted({column[t] for t in title if t in column}) for title in titles]
-    row_ends = np.cumsum([0] + [len(row) for row in rows])
-    flat = np.fromiter((j for row in rows for j in row), dtype=np.intc, count=int(row_ends[-1]))
-    return sparse.csr_matrix((np.ones(len(flat)), flat, row_ends),
-                             shape=(len(titles), len(column)))
+def _in_title(titles: Sequence[array[int]], words: _Words, vocabulary: FirstSight,
+              column: np.ndarray, n_kept: int) -> sparse.csr_matrix:
+    """1 where a kept term is in the paper's title (names weigh it up). ``column`` is each
+    term number's kept column, -1 for a term dropped."""
+    sequence, rows = _one_after_another(titles)
+    codes, positions = emitted_terms(sequence, words.weak_flags())
+    numbers = vocabulary.known_number(codes)
+    columns = np.append(column, -1)[numbers]  # a term never counted (-1) is not kept
+    found = columns >= 0
+    flat, _, sizes = row_counts(rows[positions][found], columns[found], len(titles))
+    return sparse.csr_matrix((np.ones(len(flat)), flat.astype(np.intc),
+                              np.concatenate([[0], sizes]).cumsum()),
+                             shape=(len(titles), n_kept))
 
 
 def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
