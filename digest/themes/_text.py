@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from array import array
 from collections import Counter
@@ -105,28 +106,87 @@ def _prepared(text: str) -> str:
     return _fold(text.lower())
 
 
+# ``tokenize``'s scan, in string methods: a run of word characters is a word when it is all
+# a-z and 0-9 and starts with a letter, as the pattern's lookarounds decide. Each character
+# is translated to itself (a-z, 0-9), to a space (not a word character), to the break mark,
+# or to "X" (a word character no word has: "ß", "α", a capital left by folding "ℌ"), and the
+# text split at spaces and around break marks.
+_BREAK_MARK = "\x01"
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_NOT_A_WORD = -1
+_FOLDED_RUNS = str.maketrans(
+    {chr(c): " " for c in range(128)}
+    | {c: c for c in string.ascii_lowercase + string.digits}
+    | dict.fromkeys(string.ascii_uppercase, "X")
+    | dict.fromkeys('.,;:!?()[]{}"\n', _BREAK_MARK))
+_ASCII_RUNS = _FOLDED_RUNS | str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _runs(text: str) -> list[str]:
+    """``text``'s runs of word characters and its break marks, in order."""
+    if "$" in text:
+        text = _MATH.sub(" . ", text)
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", text)
+    if text.isascii():  # lower case in the translation
+        spaced = text.translate(_ASCII_RUNS)
+    else:
+        spaced = _NON_ASCII.sub(_plain_run, text.lower()).translate(_FOLDED_RUNS)
+    return spaced.replace(_BREAK_MARK, f" {_BREAK_MARK} ").split()
+
+
+def _plain_run(match: re.Match[str]) -> str:
+    """A run of non-ASCII characters folded as ``_fold`` folds it, each character left
+    that is not ASCII made a space or "X"."""
+    return "".join(map(_PLAIN.__getitem__, unicodedata.normalize("NFKD", match[0])))
+
+
+class _PlainCharacters(dict[str, str]):
+    """What ``_plain_run`` makes of each character: "" for a combining mark (``_fold`` drops
+    it), the character itself if ASCII, else "X" for a word character, a space for any
+    other."""
+
+    def __missing__(self, char: str) -> str:
+        if unicodedata.combining(char):
+            plain = ""
+        elif char.isascii():
+            plain = char
+        else:
+            plain = "X" if _WORD_CHARACTER.match(char) else " "
+        self[char] = plain
+        return plain
+
+
+_PLAIN = _PlainCharacters()
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+
+
 class _Words(dict[str, int]):
     """Each word's number, from 1 in the order words are first read; 0 for a phrase break
-    ("") or a stop word, which end a phrase alike. Looked up through ``map``, a known word
-    costs no Python call."""
+    or a stop word, which end a phrase alike. Looked up through ``map``, a known word costs
+    no Python call."""
 
     def __init__(self) -> None:
         super().__init__()
         self.spelled = [""]  # word number → word
         self.weak = bytearray(1)  # word number → 1 for a weak word
 
-    def __missing__(self, word: str) -> int:
-        number = 0
-        if word and word not in STOP_WORDS:
+    def __missing__(self, run: str) -> int:
+        if not _WORD.fullmatch(run):  # a break, or no word: "a", "2d", "größe"
+            number = 0 if run == _BREAK_MARK else _NOT_A_WORD
+        elif run in STOP_WORDS:
+            number = 0
+        else:
             number = len(self.spelled)
-            self.spelled.append(word)
-            self.weak.append(word in WEAK_WORDS)
-        self[word] = number
+            self.spelled.append(run)
+            self.weak.append(run in WEAK_WORDS)
+        self[run] = number
         return number
 
     def read(self, text: str) -> array[int]:
-        """The numbers of ``text``'s words and phrase breaks, as ``tokenize`` reads them."""
-        return array("i", map(self.__getitem__, _WORD_OR_BREAK.findall(_prepared(text))))
+        """The numbers of ``text``'s words and phrase breaks as ``tokenize`` reads them, with
+        ``_NOT_A_WORD`` for each run of letters and digits it skips."""
+        return array("i", map(self.__getitem__, _runs(text)))
 
     def weak_flags(self) -> np.ndarray:
         return np.frombuffer(bytes(self.weak), dtype=np.bool_)
@@ -203,7 +263,9 @@ def _one_after_another(word_lists: Iterable[array[int]]) -> tuple[np.ndarray, np
         joined.extend(listed)
         lengths.append(len(listed) + 1)
     rows = np.repeat(np.arange(len(lengths)), np.frombuffer(lengths, dtype=np.int64))
-    return np.frombuffer(joined, dtype=np.intc), rows
+    words = np.frombuffer(joined, dtype=np.intc)
+    read = words != _NOT_A_WORD
+    return words[read], rows[read]
 
 
 def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
