@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+import struct
 import unicodedata
 from array import array
 from collections import Counter
@@ -113,7 +114,8 @@ def _prepared(text: str) -> str:
 # text split at spaces and around break marks.
 _BREAK_MARK = "\x01"
 _WORD = re.compile(r"[a-z][a-z0-9]+")
-_NOT_A_WORD = -1
+_C_INT = struct.Struct("=i")
+_BREAK = _C_INT.pack(0)
 _FOLDED_RUNS = str.maketrans(
     {chr(c): " " for c in range(128)}
     | {c: c for c in string.ascii_lowercase + string.digits}
@@ -161,32 +163,32 @@ _PLAIN = _PlainCharacters()
 _WORD_CHARACTER = re.compile(r"[^\W_]")
 
 
-class _Words(dict[str, int]):
+class _Words(dict[str, bytes]):
     """Each word's number, from 1 in the order words are first read; 0 for a phrase break
-    or a stop word, which end a phrase alike. Looked up through ``map``, a known word costs
-    no Python call."""
+    or a stop word, which end a phrase alike; none for a run that is no word. Looked up
+    through ``map``, a known word costs no Python call; each number is kept as its four
+    bytes (a C int), so a text's numbers are one ``bytes.join``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.spelled = [""]  # word number → word
         self.weak = bytearray(1)  # word number → 1 for a weak word
 
-    def __missing__(self, run: str) -> int:
+    def __missing__(self, run: str) -> bytes:
         if not _WORD.fullmatch(run):  # a break, or no word: "a", "2d", "größe"
-            number = 0 if run == _BREAK_MARK else _NOT_A_WORD
+            number = _BREAK if run == _BREAK_MARK else b""
         elif run in STOP_WORDS:
-            number = 0
+            number = _BREAK
         else:
-            number = len(self.spelled)
+            number = _C_INT.pack(len(self.spelled))
             self.spelled.append(run)
             self.weak.append(run in WEAK_WORDS)
         self[run] = number
         return number
 
-    def read(self, text: str) -> array[int]:
-        """The numbers of ``text``'s words and phrase breaks as ``tokenize`` reads them, with
-        ``_NOT_A_WORD`` for each run of letters and digits it skips."""
-        return array("i", map(self.__getitem__, _runs(text)))
+    def read(self, text: str) -> bytes:
+        """The numbers of ``text``'s words and phrase breaks as ``tokenize`` reads them."""
+        return b"".join(map(self.__getitem__, _runs(text)))
 
     def weak_flags(self) -> np.ndarray:
         return np.frombuffer(bytes(self.weak), dtype=np.bool_)
@@ -238,10 +240,9 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
 
 # Papers whose words are worked out together: ~400,000 words, arrays of a few MB each.
 _BATCH = 2048
-_BREAK = array("i", [0])
 
 
-def _batch_counts(papers: Sequence[Paper], titles: Sequence[array[int]], words: _Words,
+def _batch_counts(papers: Sequence[Paper], titles: Sequence[bytes], words: _Words,
                   vocabulary: FirstSight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The papers' term counts as CSR pieces (``row_counts``), columns numbered by first
     sight. A paper reads as ``paper_terms`` reads it: its title twice, then its abstract,
@@ -254,18 +255,16 @@ def _batch_counts(papers: Sequence[Paper], titles: Sequence[array[int]], words: 
     return row_counts(rows[positions], vocabulary.number(codes), len(papers))
 
 
-def _one_after_another(word_lists: Iterable[array[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """The lists' words in one array, each list after a phrase break (0), and the number
-    of the list each word is in."""
-    joined, lengths = array("i"), array("q")
+def _one_after_another(word_lists: Iterable[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The lists' word numbers in one array, each list after a phrase break (0), and the
+    number of the list each word is in."""
+    pieces: list[bytes] = []
+    lengths: list[int] = []
     for listed in word_lists:
-        joined.append(0)
-        joined.extend(listed)
-        lengths.append(len(listed) + 1)
-    rows = np.repeat(np.arange(len(lengths)), np.frombuffer(lengths, dtype=np.int64))
-    words = np.frombuffer(joined, dtype=np.intc)
-    read = words != _NOT_A_WORD
-    return words[read], rows[read]
+        pieces += (_BREAK, listed)
+        lengths.append(len(listed) + len(_BREAK))
+    rows = np.repeat(np.arange(len(lengths)), np.array(lengths, dtype=np.int64) // len(_BREAK))
+    return np.frombuffer(b"".join(pieces), dtype=np.intc), rows
 
 
 def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
@@ -322,7 +321,7 @@ def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
     return np.flatnonzero((papers_with >= low) & (papers_with <= high))
 
 
-def _in_title(titles: Sequence[array[int]], words: _Words, vocabulary: FirstSight,
+def _in_title(titles: Sequence[bytes], words: _Words, vocabulary: FirstSight,
               column: np.ndarray, n_kept: int) -> sparse.csr_matrix:
     """1 where a kept term is in the paper's title (names weigh it up). ``column`` is each
     term number's kept column, -1 for a term dropped."""
