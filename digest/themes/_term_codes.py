@@ -78,12 +78,14 @@ class FirstSight:
 
 def row_counts(rows: np.ndarray, columns: np.ndarray, n_rows: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """How often each (row, column) occurs, as CSR pieces: the columns and their counts,
-    row by row and by column within a row, and each row's number of entries. ``rows`` and
-    ``columns`` are below 2**31."""
-    distinct, counts = np.unique(rows.astype(np.int64) << 32 | columns, return_counts=True)
+    """How often each (row, column) occurs, as CSR pieces: the columns and their counts
+    (C ints: 45,000 papers have millions), row by row and by column within a row, and each
+    row's number of entries. ``rows`` and ``columns`` are below 2**31."""
+    pairs = np.sort(rows.astype(np.int64) << 32 | columns)
+    starts = np.flatnonzero(np.diff(pairs, prepend=-1))
+    distinct, counts = pairs[starts], np.diff(starts, append=len(pairs))
     sizes = np.bincount(distinct >> 32, minlength=n_rows)
-    return distinct & _LOW, counts, sizes
+    return (distinct & _LOW).astype(np.intc), counts.astype(np.intc), sizes
 
 
 def term_spellings(codes: np.ndarray, spelled: list[str]) -> list[str]:
