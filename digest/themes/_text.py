@@ -100,11 +100,16 @@ def tokenize(text: str) -> list[str]:
 def _prepared(text: str) -> str:
     """The text as its words are read: math and LaTeX commands out, lower case, accents
     folded."""
+    return _fold(_without_markup(text).lower())
+
+
+def _without_markup(text: str) -> str:
+    """Math ends a phrase; a LaTeX command is no word."""
     if "$" in text:
         text = _MATH.sub(" . ", text)
     if "\\" in text:
         text = _LATEX_COMMAND.sub(" ", text)
-    return _fold(text.lower())
+    return text
 
 
 # ``tokenize``'s scan, in string methods: a run of word characters is a word when it is all
@@ -115,7 +120,7 @@ def _prepared(text: str) -> str:
 _BREAK_MARK = "\x01"
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 _C_INT = struct.Struct("=i")
-_BREAK = _C_INT.pack(0)
+_BREAK = _C_INT.pack(0)  # a phrase break's word number
 _FOLDED_RUNS = str.maketrans(
     {chr(c): " " for c in range(128)}
     | {c: c for c in string.ascii_lowercase + string.digits}
@@ -126,10 +131,7 @@ _ASCII_RUNS = _FOLDED_RUNS | str.maketrans(string.ascii_uppercase, string.ascii_
 
 def _runs(text: str) -> list[str]:
     """``text``'s runs of word characters and its break marks, in order."""
-    if "$" in text:
-        text = _MATH.sub(" . ", text)
-    if "\\" in text:
-        text = _LATEX_COMMAND.sub(" ", text)
+    text = _without_markup(text)
     if text.isascii():  # lower case in the translation
         spaced = text.translate(_ASCII_RUNS)
     else:
@@ -270,7 +272,7 @@ def _one_after_another(word_lists: Iterable[bytes]) -> tuple[np.ndarray, np.ndar
 def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
          ) -> sparse.csr_matrix:
     """The batches' pieces as one matrix, built as ``term_matrix`` builds its own."""
-    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc)
+    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc, copy=False)
     values = np.concatenate([piece[1] for piece in pieces]).astype(np.float64)
     row_ends = np.concatenate([[0], *(piece[2] for piece in pieces)]).cumsum()
     matrix = sparse.csr_matrix((values, columns, row_ends.astype(np.int64)), shape=(n, n_terms))
