@@ -5,6 +5,8 @@ move a paper to another theme."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -109,3 +111,10 @@ def test_stop_words_only_count_nothing():
     papers = [Paper(id=f"p{i}", title="The", abstract="of the and") for i in range(3)]
     assert count_terms(papers) is None
     assert count_terms([]) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT)
+def test_the_non_ascii_runs_are_the_plain_patterns(text):
+    """The pattern starts with a character set so that ``re`` scans for it."""
+    assert _text._NON_ASCII.findall(text) == re.findall(r"[^\x00-\x7f]+", text)

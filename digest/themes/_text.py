@@ -346,7 +346,9 @@ def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
     return title_terms + title_terms + tokenize(paper.abstract)
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# One character, then the rest of the run: a pattern that starts with a character set is
+# searched for by a scan over that set; one that starts with a repeat is tried at each place.
+_NON_ASCII = re.compile(r"[^\x00-\x7f][^\x00-\x7f]*")
 
 
 def _fold(text: str) -> str:
