@@ -13,6 +13,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.models import Paper
 from digest.outputs import load_history, publish
@@ -20,6 +22,7 @@ from digest.render.rising import (
     MATCH,
     PastIssue,
     PastTheme,
+    heaviest,
     rising_themes,
     similarity,
     term_profiles,
@@ -99,3 +102,15 @@ def test_the_match_threshold_separates_categories_of_real_papers(by_category):
             (same if i == j else other).append(similarity(week1[i], week2[j]) >= MATCH)
     assert sum(same) / len(same) >= 0.6
     assert sum(other) / len(other) <= 0.05
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text("abc", max_size=3),
+                       st.sampled_from([0.0, 0.25, 0.5, 0.5000000000000001, 1.0, 3.0]),
+                       max_size=30),
+       st.integers(0, 12))
+def test_the_heaviest_terms_are_the_first_of_all_terms_sorted(weights, n):
+    """Only the terms as heavy as the n-th are sorted; ties at that weight are many here."""
+    everything = sorted(((t, w) for t, w in weights.items() if w > 0),
+                        key=lambda tw: (-tw[1], tw[0]))
+    assert heaviest(weights, n) == everything[:n]

@@ -21,6 +21,7 @@ kept are not compared: their labels are no evidence).
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import Counter
@@ -106,10 +107,18 @@ def _paper_terms(paper: Paper) -> set[str]:
 def _profile(counts: Counter[str], size: int, df: Counter[str], total: int) -> Profile:
     weights = {term: count / size * math.log((1 + total) / (1 + df[term]))
                for term, count in counts.items()}
-    top = sorted(((t, w) for t, w in weights.items() if w > 0), key=lambda tw: (-tw[1], tw[0]))
-    top = top[:PROFILE_TERMS]
+    top = heaviest(weights, PROFILE_TERMS)
     norm = math.sqrt(sum(w * w for _, w in top)) or 1.0
     return tuple((term, round(weight / norm, 4)) for term, weight in top)
+
+
+def heaviest(weights: dict[str, float], n: int) -> list[tuple[str, float]]:
+    """The ``n`` heaviest positive (term, weight) pairs, heaviest first, a tie by term. Only
+    the terms at least as heavy as the n-th heaviest weight are sorted: a theme of 45,000
+    papers has ~60,000 terms."""
+    floor = min(heapq.nlargest(n, weights.values()), default=0.0)
+    candidates = [(t, w) for t, w in weights.items() if w >= floor and w > 0]
+    return sorted(candidates, key=lambda tw: (-tw[1], tw[0]))[:n]
 
 
 def similarity(a: Profile, b: Profile) -> float:

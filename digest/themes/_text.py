@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import string
+import struct
 import unicodedata
 from array import array
 from collections import Counter
@@ -78,14 +80,10 @@ _WORD_OR_BREAK = re.compile(r"(?<![^\W_])([a-z][a-z0-9]+)(?![^\W_])|" + _PHRASE_
 
 def tokenize(text: str) -> list[str]:
     """Unigrams (strong words only) and bigrams of adjacent non-stop words, not both weak."""
-    if "$" in text:
-        text = _MATH.sub(" . ", text)
-    if "\\" in text:
-        text = _LATEX_COMMAND.sub(" ", text)
     terms: list[str] = []
     append = terms.append
     previous, previous_weak = "", False
-    for word in _WORD_OR_BREAK.findall(_fold(text.lower())):
+    for word in _WORD_OR_BREAK.findall(_prepared(text)):
         if not word or word in STOP_WORDS:  # a phrase ends, or a stop word breaks it
             previous = ""
             continue
@@ -96,6 +94,105 @@ def tokenize(text: str) -> list[str]:
             append(f"{previous} {word}")
         previous, previous_weak = word, weak
     return terms
+
+
+def _prepared(text: str) -> str:
+    """The text as its words are read: math and LaTeX commands out, lower case, accents
+    folded."""
+    return _fold(_without_markup(text).lower())
+
+
+def _without_markup(text: str) -> str:
+    """Math ends a phrase; a LaTeX command is no word."""
+    if "$" in text:
+        text = _MATH.sub(" . ", text)
+    if "\\" in text:
+        text = _LATEX_COMMAND.sub(" ", text)
+    return text
+
+
+# ``tokenize``'s scan, in string methods: a run of word characters is a word when it is all
+# a-z and 0-9 and starts with a letter, as the pattern's lookarounds decide. Each character
+# is translated to itself (a-z, 0-9), to a space (not a word character), to the break mark,
+# or to "X" (a word character no word has: "ß", "α", a capital left by folding "ℌ"), and the
+# text split at spaces and around break marks.
+_BREAK_MARK = "\x01"
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+_C_INT = struct.Struct("=i")
+_BREAK = _C_INT.pack(0)  # a phrase break's word number
+_FOLDED_RUNS = str.maketrans(
+    {chr(c): " " for c in range(128)}
+    | {c: c for c in string.ascii_lowercase + string.digits}
+    | dict.fromkeys(string.ascii_uppercase, "X")
+    | dict.fromkeys('.,;:!?()[]{}"\n', _BREAK_MARK))
+_ASCII_RUNS = _FOLDED_RUNS | str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _runs(text: str) -> list[str]:
+    """``text``'s runs of word characters and its break marks, in order."""
+    text = _without_markup(text)
+    if text.isascii():  # lower case in the translation
+        spaced = text.translate(_ASCII_RUNS)
+    else:
+        spaced = _NON_ASCII.sub(_plain_run, text.lower()).translate(_FOLDED_RUNS)
+    return spaced.replace(_BREAK_MARK, f" {_BREAK_MARK} ").split()
+
+
+def _plain_run(match: re.Match[str]) -> str:
+    """A run of non-ASCII characters folded as ``_fold`` folds it, each character left
+    that is not ASCII made a space or "X"."""
+    return "".join(map(_PLAIN.__getitem__, unicodedata.normalize("NFKD", match[0])))
+
+
+class _PlainCharacters(dict[str, str]):
+    """What ``_plain_run`` makes of each character: "" for a combining mark (``_fold`` drops
+    it), the character itself if ASCII, else "X" for a word character, a space for any
+    other."""
+
+    def __missing__(self, char: str) -> str:
+        if unicodedata.combining(char):
+            plain = ""
+        elif char.isascii():
+            plain = char
+        else:
+            plain = "X" if _WORD_CHARACTER.match(char) else " "
+        self[char] = plain
+        return plain
+
+
+_PLAIN = _PlainCharacters()
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+
+
+class _Words(dict[str, bytes]):
+    """Each word's number, from 1 in the order words are first read; 0 for a phrase break
+    or a stop word, which end a phrase alike; none for a run that is no word. Looked up
+    through ``map``, a known word costs no Python call; each number is kept as its four
+    bytes (a C int), so a text's numbers are one ``bytes.join``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spelled = [""]  # word number → word
+        self.weak = bytearray(1)  # word number → 1 for a weak word
+
+    def __missing__(self, run: str) -> bytes:
+        if not _WORD.fullmatch(run):  # a break, or no word: "a", "2d", "größe"
+            number = _BREAK if run == _BREAK_MARK else b""
+        elif run in STOP_WORDS:
+            number = _BREAK
+        else:
+            number = _C_INT.pack(len(self.spelled))
+            self.spelled.append(run)
+            self.weak.append(run in WEAK_WORDS)
+        self[run] = number
+        return number
+
+    def read(self, text: str) -> bytes:
+        """The numbers of ``text``'s words and phrase breaks as ``tokenize`` reads them."""
+        return b"".join(map(self.__getitem__, _runs(text)))
+
+    def weak_flags(self) -> np.ndarray:
+        return np.frombuffer(bytes(self.weak), dtype=np.bool_)
 
 
 def paper_text(paper: Paper) -> str:
@@ -114,20 +211,73 @@ class TermCounts:
 def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     """Count the terms of every paper, or None if no term survives pruning.
 
-    What ``CountVectorizer(min_df=2, max_df=0.5)`` computes (terms sorted, then pruned), with
-    each paper's terms tallied by ``Counter`` in C: sklearn's per-term Python loop was 60% of
-    the themes stage at 50,000 papers. Each paper's terms are made, counted and dropped in
-    turn (the lists of 45,000 papers held at once were ~350 MB of strings)."""
-    titles = [tokenize(p.title) for p in papers]
-    counted = term_matrix(map(paper_terms, papers, titles), len(papers))
-    if counted is None:  # only stop words
+    What ``CountVectorizer(analyzer=tokenize, min_df=2, max_df=0.5)`` computes over
+    ``paper_text`` (terms sorted, then pruned), entries in its order. Words are read once
+    into numbers and the phrase rules, bigrams and tallies worked out on arrays of them a
+    batch of papers at a time (``emitted_terms``, ``FirstSight``, ``row_counts``): a Python
+    step per word was most of the stage at 50,000 papers. Only each distinct term is
+    spelled out."""
+    words = _Words()
+    titles = [words.read(paper.title) for paper in papers]
+    vocabulary = FirstSight()
+    pieces = [_batch_counts(papers[start:start + _BATCH], titles[start:start + _BATCH],
+                            words, vocabulary)
+              for start in range(0, len(papers), _BATCH)]
+    if not len(vocabulary):  # only stop words
         return None
-    matrix, terms = counted
+    matrix = _csr(pieces, len(papers), len(vocabulary))
+    # The order of each row's entries is sklearn's: by first sight in the corpus, then
+    # renumbered in term order without sorting again. Sums over a row follow that order, and
+    # the same order gives the same bits, so the same themes.
+    ordered, place = _sorted_terms(term_spellings(vocabulary.codes(), words.spelled))
+    matrix.indices = place.take(matrix.indices)
     kept = _frequent_enough(matrix, len(papers))
     if not kept.size or (matrix := matrix[:, kept]).nnz == 0:
         return None
-    terms = terms[kept]
-    return TermCounts(matrix, terms, _in_title(titles, {t: j for j, t in enumerate(terms)}))
+    kept_column = np.full(len(ordered), -1, dtype=np.intc)
+    kept_column[kept] = np.arange(len(kept), dtype=np.intc)
+    return TermCounts(matrix, ordered[kept],
+                      _in_title(titles, words, vocabulary, kept_column[place], len(kept)))
+
+
+# Papers whose words are worked out together: ~400,000 words, arrays of a few MB each.
+_BATCH = 2048
+
+
+def _batch_counts(papers: Sequence[Paper], titles: Sequence[bytes], words: _Words,
+                  vocabulary: FirstSight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The papers' term counts as CSR pieces (``row_counts``), columns numbered by first
+    sight. A paper reads as ``paper_terms`` reads it: its title twice, then its abstract,
+    each ending every phrase; a "$" in the title can open math across lines."""
+    sequence, rows = _one_after_another(
+        words.read(paper_text(paper)) if "$" in paper.title
+        else title + _BREAK + title + _BREAK + words.read(paper.abstract)
+        for paper, title in zip(papers, titles, strict=True))
+    codes, positions = emitted_terms(sequence, words.weak_flags())
+    return row_counts(rows[positions], vocabulary.number(codes), len(papers))
+
+
+def _one_after_another(word_lists: Iterable[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The lists' word numbers in one array, each list after a phrase break (0), and the
+    number of the list each word is in."""
+    pieces: list[bytes] = []
+    lengths: list[int] = []
+    for listed in word_lists:
+        pieces += (_BREAK, listed)
+        lengths.append(len(listed) + len(_BREAK))
+    rows = np.repeat(np.arange(len(lengths)), np.array(lengths, dtype=np.int64) // len(_BREAK))
+    return np.frombuffer(b"".join(pieces), dtype=np.intc), rows
+
+
+def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
+         ) -> sparse.csr_matrix:
+    """The batches' pieces as one matrix, built as ``term_matrix`` builds its own."""
+    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc, copy=False)
+    values = np.concatenate([piece[1] for piece in pieces]).astype(np.float64)
+    row_ends = np.concatenate([[0], *(piece[2] for piece in pieces)]).cumsum()
+    matrix = sparse.csr_matrix((values, columns, row_ends.astype(np.int64)), shape=(n, n_terms))
+    matrix.sort_indices()
+    return matrix
 
 
 def term_matrix(term_lists: Iterable[list[str]], n: int
@@ -152,17 +302,17 @@ def term_matrix(term_lists: Iterable[list[str]], n: int
     # renumbered in term order without sorting again. Sums over a row follow that order, and
     # the same order gives the same bits, so the same themes.
     matrix.sort_indices()
-    ordered, matrix.indices = _sorted_terms(vocabulary, matrix.indices)
+    ordered, place = _sorted_terms(list(vocabulary))
+    matrix.indices = place.take(matrix.indices)
     return matrix, ordered
 
 
-def _sorted_terms(vocabulary: dict[str, int], columns: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """The terms in sorted order (as sklearn keeps them), and the columns renumbered so."""
-    ordered = sorted(vocabulary)
-    new_index = np.empty(len(ordered), dtype=np.intc)
-    new_index[[vocabulary[term] for term in ordered]] = np.arange(len(ordered), dtype=np.intc)
-    return np.array(ordered, dtype=object), new_index.take(columns)
+def _sorted_terms(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The terms in sorted order (as sklearn keeps them), and each term's place in it."""
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    place = np.empty(len(terms), dtype=np.intc)
+    place[order] = np.arange(len(terms), dtype=np.intc)
+    return np.array([terms[i] for i in order], dtype=object), place
 
 
 def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
@@ -173,13 +323,110 @@ def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
     return np.flatnonzero((papers_with >= low) & (papers_with <= high))
 
 
-def _in_title(titles: Sequence[list[str]], column: dict[str, int]) -> sparse.csr_matrix:
-    """1 where a kept term is in the paper's title (names weigh it up)."""
-    rows = [sorted({column[t] for t in title if t in column}) for title in titles]
-    row_ends = np.cumsum([0] + [len(row) for row in rows])
-    flat = np.fromiter((j for row in rows for j in row), dtype=np.intc, count=int(row_ends[-1]))
-    return sparse.csr_matrix((np.ones(len(flat)), flat, row_ends),
-                             shape=(len(titles), len(column)))
+def _in_title(titles: Sequence[bytes], words: _Words, vocabulary: FirstSight,
+              column: np.ndarray, n_kept: int) -> sparse.csr_matrix:
+    """1 where a kept term is in the paper's title (names weigh it up). ``column`` is each
+    term number's kept column, -1 for a term dropped."""
+    sequence, rows = _one_after_another(titles)
+    codes, positions = emitted_terms(sequence, words.weak_flags())
+    numbers = vocabulary.known_number(codes)
+    columns = np.append(column, -1)[numbers]  # a term never counted (-1) is not kept
+    found = columns >= 0
+    flat, _, sizes = row_counts(rows[positions][found], columns[found], len(titles))
+    return sparse.csr_matrix((np.ones(len(flat)), flat.astype(np.intc),
+                              np.concatenate([[0], sizes]).cumsum()),
+                             shape=(len(titles), n_kept))
+
+
+# Term counting on word numbers: the tokenizer's phrase rules and bigram pairing over whole
+# arrays of words at once, instead of a Python step per word. A word is a positive number (0
+# is a phrase break: punctuation, a stop word, a paper's start). A term is a code: a
+# unigram's code is its word's number, a bigram's is ``first << 32 | second`` (never below
+# 2**32, so never a unigram's).
+_LOW = (1 << 32) - 1
+
+
+def emitted_terms(words: np.ndarray, weak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The codes ``tokenize`` emits for the word numbers ``words`` (``weak[w]`` true for a
+    weak word), in its order: at each word its unigram (a strong word), then its bigram with
+    the word before (both words, not both weak); and the position of each code's word."""
+    current = words.astype(np.int64)
+    previous = np.zeros_like(current)
+    previous[1:] = current[:-1]
+    current_weak, previous_weak = weak[current], weak[previous]
+    is_word = current != 0
+    unigram = is_word & ~current_weak
+    bigram = is_word & (previous != 0) & ~(previous_weak & current_weak)
+    # Two slots a word, unigram first: masking the interleaved slots keeps tokenize's order.
+    codes = np.stack([current, previous << 32 | current], axis=1).ravel()
+    emitted = np.stack([unigram, bigram], axis=1).ravel()
+    positions = np.repeat(np.arange(len(current)), 2)
+    return codes[emitted], positions[emitted]
+
+
+class FirstSight:
+    """Each term code's number, in the order codes are first seen (what a dict filled term by
+    term gives), for codes seen a batch at a time."""
+
+    def __init__(self) -> None:
+        self._sorted = np.empty(0, dtype=np.int64)  # the codes seen, sorted
+        self._numbers = np.empty(0, dtype=np.int64)  # their numbers, in the same order
+        self._in_order: list[np.ndarray] = []  # the codes seen, in number order
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+    def number(self, codes: np.ndarray) -> np.ndarray:
+        """The number of each of ``codes``; a code not seen before is numbered after every
+        code seen before, in the order of its first place in ``codes``."""
+        distinct, first_place, inverse = np.unique(codes, return_index=True,
+                                                   return_inverse=True)
+        numbers, at, known = self._look_up(distinct)
+        fresh = np.flatnonzero(~known)
+        by_sight = fresh[np.argsort(first_place[fresh], kind="stable")]
+        numbers[by_sight] = len(self) + np.arange(len(by_sight))
+        self._in_order.append(distinct[by_sight])
+        self._sorted = np.insert(self._sorted, at[fresh], distinct[fresh])
+        self._numbers = np.insert(self._numbers, at[fresh], numbers[fresh])
+        return numbers[inverse.ravel()]
+
+    def known_number(self, codes: np.ndarray) -> np.ndarray:
+        """The number of each of ``codes``, -1 for a code never seen."""
+        numbers, _, known = self._look_up(codes)
+        numbers[~known] = -1
+        return numbers
+
+    def _look_up(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = np.searchsorted(self._sorted, codes)
+        known = at < len(self._sorted)
+        known[known] = self._sorted[at[known]] == codes[known]
+        numbers = np.empty(len(codes), dtype=np.int64)
+        numbers[known] = self._numbers[at[known]]
+        return numbers, at, known
+
+    def codes(self) -> np.ndarray:
+        """Every code seen, in number order."""
+        return np.concatenate(self._in_order) if self._in_order else np.empty(0, np.int64)
+
+
+def row_counts(rows: np.ndarray, columns: np.ndarray, n_rows: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How often each (row, column) occurs, as CSR pieces: the columns and their counts
+    (C ints: 45,000 papers have millions), row by row and by column within a row, and each
+    row's number of entries. ``rows`` and ``columns`` are below 2**31."""
+    pairs = np.sort(rows.astype(np.int64) << 32 | columns)
+    starts = np.flatnonzero(np.diff(pairs, prepend=-1))
+    distinct, counts = pairs[starts], np.diff(starts, append=len(pairs))
+    sizes = np.bincount(distinct >> 32, minlength=n_rows)
+    return (distinct & _LOW).astype(np.intc), counts.astype(np.intc), sizes
+
+
+def term_spellings(codes: np.ndarray, spelled: list[str]) -> list[str]:
+    """Each code's term: its word, or the bigram's two words with a space between
+    (``spelled[w]`` is word w; ``spelled[0]`` is "")."""
+    first = map(spelled.__getitem__, (codes >> 32).tolist())
+    second = map(spelled.__getitem__, (codes & _LOW).tolist())
+    return [f"{a} {b}" if a else b for a, b in zip(first, second, strict=True)]
 
 
 def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
@@ -190,7 +437,9 @@ def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
     return title_terms + title_terms + tokenize(paper.abstract)
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+# One character, then the rest of the run: a pattern that starts with a character set is
+# searched for by a scan over that set; one that starts with a repeat is tried at each place.
+_NON_ASCII = re.compile(r"[^\x00-\x7f][^\x00-\x7f]*")
 
 
 def _fold(text: str) -> str:
