@@ -167,10 +167,10 @@ def _is_word_char(char: str) -> bool:
 def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[str]
                ) -> tuple[int, float]:
     """The index and score of the best gist, the first of equals: what
-    ``max(range(len(table)), key=lambda i: (score(i), -i))`` picks. A sentence's additions
-    (:func:`_gist_gains`) bound its score from above, as all that follows subtracts (float
-    rounding never lets a subtraction of zero or more raise a sum): its subtractions, most of
-    the cost, are worked out only while it can still beat the best so far."""
+    ``max(range(len(table)), key=lambda i: (score(i), -i))`` picks. A sentence's additions,
+    taking it for an aim until that is asked (:func:`_gist_gains`), bound its score from above,
+    as all that follows lowers it (float rounding never lets a subtraction of zero or more raise
+    a sum): the rest, most of the cost, is worked out only while it can still beat the best."""
     gains = [_gist_gains(row, name, title_terms) for row in table]
     best, best_score = -1, -math.inf
     # The highest bound first; among equal bounds the first sentence (a reverse sort is stable).
@@ -183,37 +183,46 @@ def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[st
     return best, best_score
 
 
-def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]) -> tuple[float, bool]:
-    """What a sentence's gist score adds, in the order it adds it, and whether the sentence
-    states a contribution ("we propose …"; read on its clean text)."""
+def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
+                ) -> tuple[float, bool, float, float]:
+    """What a sentence's gist score adds, in the order it adds it: +3 a contribution ("we
+    propose …") or +1.5 an aim, +1 "in this paper", +2 the title's name (+1.5 more opening
+    "Name is a …"), then up to +1.5 the title's terms. All but the last are halves, so their
+    sums are exact in any order: the score is ``(lead + rest) + share`` whatever the lead.
+    Returns that with the lead of an aim for a sentence that states no contribution (a bound:
+    :func:`aims` is asked later, only if it can still win), the contribution, rest and share."""
     clean = row.clean
     same = clean == row.text  # then what the sentence table found in the text holds
     contribution = row.role == CONTRIBUTION if same else contributes(clean)
-    lead = 3.0 if contribution else 1.5 if aims(clean) else 0.0
+    rest = 0.0
     if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
-        lead += 1.0
-    score = 0.0 + lead
+        rest += 1.0
     mention = _find_name(name, clean) if name else None
     if mention is not None:
-        score += 2.0
+        rest += 2.0
         if mention == 0 and _DEFINITION.match(clean):  # "X is a …"
-            score += 1.5
+            rest += 1.5
+    share = 0.0
     if title_terms:
         terms = map(itemgetter(0), row.counts) if same else _tokens(clean)
-        score += 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
-    return score, contribution
+        share = 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
+    return ((3.0 if contribution else 1.5) + rest) + share, contribution, rest, share
 
 
-def _gist_score(row: _Sentence, index: int, gains: float, contribution: bool,
-                to_beat: tuple[float, int]) -> float:
+def _gist_score(row: _Sentence, index: int, bound: float, contribution: bool, rest: float,
+                share: float, to_beat: tuple[float, int]) -> float:
     """The sentence's merit as the paper's gist: its gains less what reads badly, subtracted
     in one fixed order so that equal merits are equal floats. Once the score falls below
-    ``to_beat`` (a score and the negated index of its sentence) the rest is not subtracted:
+    ``to_beat`` (a score and the negated index of its sentence) the rest is not worked out:
     the sentence has lost whatever it would lose."""
     clean = row.clean
+    score = bound
+    if not contribution and not aims(clean):
+        score = (0.0 + rest) + share
+        if (score, -index) < to_beat:
+            return score
     if _is_link(clean):  # a URL or "code is available": never the gist
         return -10.0
-    score = gains
     results = row.results if clean == row.text else _reports_results(clean)
     if results:  # "outperforms", "experiments show"
         score -= 0.75 if contribution else 1.5
