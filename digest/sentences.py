@@ -55,7 +55,7 @@ _INITIAL = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")
 
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` into sentences, whitespace collapsed; never an empty one."""
-    text = " ".join(str(text).split())
+    text = collapse_spaces(str(text))
     sentences, start = [], 0
     for match in _TERMINATOR.finditer(text):
         if _ends_sentence(text, match):
@@ -65,9 +65,20 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
+def collapse_spaces(text: str) -> str:
+    """``" ".join(text.split())``, with no work for text that has it already (ingest collapses
+    an abstract's whitespace): a printable text has no whitespace but the space, as every other
+    whitespace character is a control or separator character."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    following = text[match.end() : match.end() + 100].split(" ", 2)
-    nxt = following[1].lstrip(_OPENERS) if len(following) > 1 else ""
+    end = match.end()  # a space follows, or nothing: the text's spaces are collapsed
+    if (stop := text.find(" ", end + 1)) < 0:
+        stop = len(text)
+    nxt = text[end + 1 : min(stop, end + 100)].lstrip(_OPENERS)  # the next word's first 99
     if not nxt:
         return True
     punct = match.group().rstrip(CLOSERS)
@@ -87,7 +98,7 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
         return capital and (
             low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et "
         )
-    if _INITIAL.fullmatch(word):
+    if (len(word) == 1 or "." in word) and _INITIAL.fullmatch(word):  # none other can match
         return nxt.rstrip(",;:") in _STARTERS
     # A plain word: a lowercase next word means an unknown abbreviation, unless
     # it looks like a name ("iPLAN", "mBERT").

@@ -8,6 +8,7 @@ the gist must be the same.
 from __future__ import annotations
 
 import random
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,3 +108,87 @@ def test_a_gist_is_the_best_sentence_scored_in_full_on_real_abstracts(seeds):
     assert len(papers) > 100
     for paper in papers:
         assert offline.paper_gist(paper) == _gist_before(paper), paper.title
+
+
+# ---------------------------------------------------------------- splitting
+
+def _split_before(text: str) -> list[str]:
+    """``split_sentences`` as it was before issue 15's round 6."""
+    text = " ".join(str(text).split())
+    found, start = [], 0
+    for match in sentences._TERMINATOR.finditer(text):
+        if _ends_before(text, match):
+            found.append(text[start : match.end()].strip())
+            start = match.end()
+    found.append(text[start:].strip())
+    return [s for s in found if s]
+
+
+def _ends_before(text, match) -> bool:
+    following = text[match.end() : match.end() + 100].split(" ", 2)
+    nxt = following[1].lstrip(sentences._OPENERS) if len(following) > 1 else ""
+    if not nxt:
+        return True
+    punct = match.group().rstrip(sentences.CLOSERS)
+    capital, digit = nxt[0].isupper(), nxt[0].isdigit()
+    if "?" in punct or "!" in punct:
+        return not nxt[0].islower()
+    if punct != ".":
+        return capital or digit
+    token_start = text.rfind(" ", 0, match.start()) + 1
+    word = text[token_start : match.start()].lstrip(sentences._OPENERS).rstrip(sentences.CLOSERS)
+    low = word.lower()
+    if low in sentences._NEVER_FINAL:
+        return False
+    if low in sentences._BEFORE_NUMBER:
+        return not digit
+    if low in sentences._FINAL_IF_CAPITAL:
+        return capital and (
+            low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et "
+        )
+    if sentences._INITIAL.fullmatch(word):
+        return nxt.rstrip(",;:") in sentences._STARTERS
+    return capital or digit or not nxt[0].isalpha() or any(c.isupper() or c.isdigit() for c in nxt)
+
+
+# Pieces that reach every branch: abbreviations, initials, acronyms, "et al.", numbers,
+# ellipses, closers and openers, odd whitespace, words near the 100-character window.
+SPLIT_PIECES = st.sampled_from(
+    ["We", "propose", "it.", "e.g.", "Fig.", "No.", "no.", "etc.", "et", "al.", "al.,", "J.",
+     "U.S.", "A.", "a.b.", "U.S.A", "x.", "iPLAN.", "mBERT", "works!", "why?", "wait...",
+     "so…", "(see", "it).", "\"quoted.\"", "“Nice.”", "3.5", "5.", "The", "However", "this",
+     "It", ".", "?!", "...", "\t", "\n", "\u00a0", "  ", "", "İt", "ok.)", "[1].", "z" * 120,
+     "long" * 30 + "X", "y" * 99 + "Z", "ẞ."])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(SPLIT_PIECES, max_size=30).map(" ".join))
+def test_splitting_gives_the_sentences_it_gave_before(text):
+    assert sentences.split_sentences(text) == _split_before(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200))
+def test_splitting_any_text_gives_the_sentences_it_gave_before(text):
+    assert sentences.split_sentences(text) == _split_before(text)
+
+
+def test_splitting_real_abstracts_gives_the_sentences_it_gave_before(seeds):
+    from digest.ingest import load_sources
+
+    for record in load_sources([str(seeds)]).records:
+        for text in (record.abstract, f"{record.title}. {record.abstract}"):
+            assert sentences.split_sentences(text) == _split_before(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\u00a0\u2028\u3000ab."), max_size=30)
+       | st.text(max_size=60))
+def test_collapsing_spaces_is_a_join_of_the_split(text):
+    assert sentences.collapse_spaces(text) == " ".join(text.split())
+
+
+def test_no_whitespace_but_the_space_is_printable():
+    """Why ``collapse_spaces`` may trust ``isprintable``."""
+    assert [c for c in map(chr, range(sys.maxunicode + 1))
+            if c.isspace() and c.isprintable()] == [" "]
