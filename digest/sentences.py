@@ -227,6 +227,17 @@ REFERS_BACK = re.compile(f"^(?:{_REFERS_BACK_START.pattern})|{_REFERS_BACK_ANYWH
 _PROBLEM_HINTS = ("question", "problem", "issue", "gap", "challenge", "limitation", "shortcoming",
                   "drawback", "difficult", "bottleneck", "concern", "dilemma", "trade", "need")
 _POINTER_HINTS = ("above", "aforementioned", "former", "latter")
+# What else the purpose and object patterns need: a determiner before the problem noun, and a
+# verb or noun of their own. Their substitutions join text before a space or punctuation, so
+# they make no new occurrence of a hint made of letters: the hints of the text before the
+# purpose substitution hold for the text the object pattern reads.
+_DETERMINER_HINTS = ("this", "these", "those", "such", "the above", "the aforementioned",
+                     "both")
+_PURPOSE_VERBS = ("address", "tackl", "solv", "overcom", "mitigat", "handl", "bridg", "fill",
+                  "clos", "answer", "alleviat", "remed", "resolv", "avoid", "circumvent",
+                  "investigat", "stud", "explor", "examin", "adapted to", "suited to",
+                  "tailored to")
+_OBJECT_NOUNS = ("solution", "answer", "remed", "fix", "analysis")
 
 
 def may_contain(text: str, hints: Sequence[str]) -> bool:
@@ -249,9 +260,11 @@ def standalone(text: str) -> str:
     if may_contain(text, ("also",)):
         text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
     text = _BACK_OPENER.sub("", text, count=1)
-    if may_contain(text, _PROBLEM_HINTS):
-        text = _BACK_PURPOSE.sub("", text)
-        text = _BACK_OBJECT.sub(lambda m: m[1], text)
+    if may_contain(text, _PROBLEM_HINTS) and may_contain(text, _DETERMINER_HINTS):
+        if may_contain(text, _PURPOSE_VERBS):
+            text = _BACK_PURPOSE.sub("", text)
+        if may_contain(text, _OBJECT_NOUNS):
+            text = _BACK_OBJECT.sub(lambda m: m[1], text)
     text = _IT_IS_SHOWN.sub("", text, count=1)
     return _BACK_DETERMINER.sub("The ", text, count=1)
 

@@ -8,6 +8,7 @@ the gist must be the same.
 from __future__ import annotations
 
 import random
+import re
 import sys
 
 from hypothesis import given, settings
@@ -192,3 +193,48 @@ def test_no_whitespace_but_the_space_is_printable():
     """Why ``collapse_spaces`` may trust ``isprintable``."""
     assert [c for c in map(chr, range(sys.maxunicode + 1))
             if c.isspace() and c.isprintable()] == [" "]
+
+
+# ---------------------------------------------------------------- standalone's prefilters
+
+def _alternatives(group: str) -> list[str]:
+    """The words of a ``(?:a|b|c)`` group of a pattern's source."""
+    return group.removeprefix("(?:").removesuffix(")").split("|")
+
+
+def test_the_purpose_and_object_prefilters_let_every_verb_noun_and_determiner_through():
+    # hypothesis may not build each verb, determiner and noun of the two patterns: each one is
+    # tried here, in a sentence the pattern rewrites, against standalone() before the prefilters.
+    from .test_offline_speed import _standalone_before
+
+    source = sentences._BACK_PURPOSE.pattern
+    verbs = _alternatives(re.search(r"\(\?:address[^)]*\)", source)[0])
+    determiners = _alternatives(re.search(r"\(\?:this\|these[^)]*\)", source)[0])
+    nouns = ["question", "problems", "issue", "gaps", "trade-off", "tradeoffs", "difficulty",
+             "difficulties", "needs", "Bottleneck"]
+    assert len(verbs) >= 22 and len(determiners) == 7
+    texts = []
+    for verb in verbs:
+        for determiner in determiners:
+            texts += [f"We build a tool to {verb}ing {determiner} {noun} quickly."
+                      for noun in nouns[:3]]
+            texts.append(f"A TOOL, {verb.upper()} {determiner.upper()} GAP, IS SHOWN.")
+    for found in ("solution", "solutions", "answer", "remedy", "remedies", "fix", "fixes",
+                  "analysis"):
+        for determiner in ("this", "these", "those", "such"):
+            texts += [f"We give a {found} to {determiner} {noun} here." for noun in nouns]
+    for text in texts:
+        assert sentences.standalone(text) == _standalone_before(text), text
+    assert sum(sentences.standalone(text) != text for text in texts) > len(texts) / 2
+
+
+def test_the_refers_back_prefilter_lets_every_determiner_and_pointer_through():
+    texts = [f"A model for {determiner} {noun} is built." for determiner in
+             ("this", "these", "those", "such", "THESE", "Such")
+             for noun in ("question", "problems", "issue", "gaps", "trade-off", "tradeoffs",
+                          "difficulty", "difficulties", "needs", "Bottleneck", "good problems")]
+    texts += [f"A model like the {pointer} one." for pointer in
+              ("above", "aforementioned", "former", "latter", "Latter")]
+    for text in texts:
+        assert sentences.refers_back(text) == bool(sentences.REFERS_BACK.search(text)), text
+    assert sum(map(sentences.refers_back, texts)) == len(texts)
