@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
@@ -106,11 +106,8 @@ def paper_gist(paper: Paper, *, max_chars: int = 220) -> str:
     table = [row for row in _sentence_table(paper.abstract) if row.has_word]
     title = " ".join(paper.title.split())
     if table:
-        name = _title_name(title)
-        title_terms = set(_tokens(title))
-        scores = [_gist_score(row, i, name, title_terms) for i, row in enumerate(table)]
-        best = max(range(len(table)), key=lambda i: (scores[i], -i))
-        if scores[best] <= -5:
+        best, score = _best_gist(table, _title_name(title), set(_tokens(title)))
+        if score <= -5:
             logger.debug("no usable sentence in %s; using the first", paper.id)
             best = 0
         return shorten_sentence(table[best].text, max_chars)
@@ -167,67 +164,83 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-@dataclass(frozen=True, slots=True)
-class _GistTraits:
-    """What a gist's score reads of one sentence (markup stripped), whatever the paper."""
+def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[str]
+               ) -> tuple[int, float]:
+    """The index and score of the best gist, the first of equals: what
+    ``max(range(len(table)), key=lambda i: (score(i), -i))`` picks. A sentence's additions,
+    taking it for an aim until that is asked (:func:`_gist_gains`), bound its score from above,
+    as all that follows lowers it (float rounding never lets a subtraction of zero or more raise
+    a sum): the rest, most of the cost, is worked out only while it can still beat the best."""
+    gains = [_gist_gains(row, name, title_terms) for row in table]
+    best, best_score = -1, -math.inf
+    # The highest bound first; among equal bounds the first sentence (a reverse sort is stable).
+    for i in sorted(range(len(table)), key=lambda i: gains[i][0], reverse=True):
+        if (gains[i][0], -i) < (best_score, -best):
+            break  # neither this sentence nor any after it can win
+        score = _gist_score(table[i], i, *gains[i], (best_score, -best))
+        if (score, -i) > (best_score, -best):
+            best, best_score = i, score
+    return best, best_score
 
-    link: bool  # a URL or "code is available": never the gist
-    contribution: bool  # "we propose …"
-    lead: float  # +3 a contribution or +1.5 an aim, +1 "in this paper"
-    definition: bool  # "X is a …"
-    terms: frozenset[str]
-    results: bool  # "outperforms", "experiments show"
-    background: bool  # an opener on the field, not the paper
-    penalties: tuple[float, ...]  # subtracted in this order after the first-sentence rule
 
-
-_LINK_TRAITS = _GistTraits(True, False, 0.0, False, frozenset(), False, False, ())
-
-
-def _gist_traits(clean: str, text: str, text_terms: list[str], text_results: bool,
-                 text_contribution: bool) -> _GistTraits:
-    """The traits of ``clean``; what the sentence table found in ``text`` is reused when the
-    rewrite left the sentence as it was."""
-    if _is_link(clean):
-        return _LINK_TRAITS
-    same = clean == text
-    contribution = text_contribution if same else contributes(clean)
-    lead = 3.0 if contribution else 1.5 if aims(clean) else 0.0
+def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
+                ) -> tuple[float, bool, float, float]:
+    """What a sentence's gist score adds, in the order it adds it: +3 a contribution ("we
+    propose …") or +1.5 an aim, +1 "in this paper", +2 the title's name (+1.5 more opening
+    "Name is a …"), then up to +1.5 the title's terms. All but the last are halves, so their
+    sums are exact in any order: the score is ``(lead + rest) + share`` whatever the lead.
+    Returns that with the lead of an aim for a sentence that states no contribution (a bound:
+    :func:`aims` is asked later, only if it can still win), the contribution, rest and share."""
+    clean = row.clean
+    same = clean == row.text  # then what the sentence table found in the text holds
+    contribution = row.role == CONTRIBUTION if same else contributes(clean)
+    rest = 0.0
     if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
-        lead += 1.0
-    return _GistTraits(
-        link=False, contribution=contribution, lead=lead,
-        definition=bool(_DEFINITION.match(clean)),
-        terms=frozenset(text_terms if same else _tokens(clean)),
-        results=text_results if same else _reports_results(clean),
-        background=not contribution and _opens_on_background(clean),
-        penalties=(0.5 if clean.lower().startswith("however") else 0.0,
-                   2.0 if refers_back(standalone(clean)) else 0.0,
-                   1.0 if _numbers(clean) >= 2 else 0.0,
-                   1.0 if len(clean.split()) < 6 else 0.0))
-
-
-def _gist_score(row: _Sentence, index: int, name: str | None, title_terms: set[str]) -> float:
-    """The sentence's merit as the paper's gist; the additions and subtractions are made in
-    one fixed order, so that equal merits are equal floats."""
-    traits = row.gist
-    if traits.link:
-        return -10.0
-    score = 0.0 + traits.lead
-    mention = _find_name(name, row.clean) if name else None
+        rest += 1.0
+    mention = _find_name(name, clean) if name else None
     if mention is not None:
-        score += 2.0
-        if mention == 0 and traits.definition:
-            score += 1.5
+        rest += 2.0
+        if mention == 0 and _DEFINITION.match(clean):  # "X is a …"
+            rest += 1.5
+    share = 0.0
     if title_terms:
-        score += 1.5 * len(title_terms & traits.terms) / len(title_terms)
-    if traits.results:
-        score -= 0.75 if traits.contribution else 1.5
-    if not traits.contribution and (index == 0 or traits.background):
+        terms = map(itemgetter(0), row.counts) if same else _tokens(clean)
+        share = 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
+    return ((3.0 if contribution else 1.5) + rest) + share, contribution, rest, share
+
+
+def _gist_score(row: _Sentence, index: int, bound: float, contribution: bool, rest: float,
+                share: float, to_beat: tuple[float, int]) -> float:
+    """The sentence's merit as the paper's gist: its gains less what reads badly, subtracted
+    in one fixed order so that equal merits are equal floats. Once the score falls below
+    ``to_beat`` (a score and the negated index of its sentence) the rest is not worked out:
+    the sentence has lost whatever it would lose."""
+    clean = row.clean
+    score = bound
+    if not contribution and not aims(clean):
+        score = (0.0 + rest) + share
+        if (score, -index) < to_beat:
+            return score
+    if _is_link(clean):  # a URL or "code is available": never the gist
+        return -10.0
+    results = row.results if clean == row.text else _reports_results(clean)
+    if results:  # "outperforms", "experiments show"
+        score -= 0.75 if contribution else 1.5
+    if not contribution and (index == 0 or _opens_on_background(clean)):
         score -= 1.5
-    for penalty in traits.penalties:
-        score -= penalty
+    for penalty in _GIST_PENALTIES:
+        if (score, -index) < to_beat:
+            break
+        score -= penalty(clean)
     return score
+
+
+_GIST_PENALTIES: tuple[Callable[[str], float], ...] = (
+    lambda clean: 0.5 if clean.lower().startswith("however") else 0.0,
+    lambda clean: 2.0 if refers_back(standalone(clean)) else 0.0,
+    lambda clean: 1.0 if _numbers(clean) >= 2 else 0.0,
+    lambda clean: 1.0 if len(clean.split()) < 6 else 0.0,
+)
 
 
 # ---------------------------------------------------------------- TL;DR lines
@@ -357,7 +370,6 @@ class _Sentence:
     eligible: bool  # for a summary, but for the length limit
     results: bool
     anaphora: int  # 2 opens with one ("It ...", "However, ..."), 1 has one, 0 none
-    gist: _GistTraits
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,8 +412,7 @@ def _sentence(index: int, clean: str) -> _Sentence:
     results = _reports_results(text)
     return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts,
                      _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
-                     results, anaphora,
-                     _gist_traits(clean, text, terms, results, contribution))
+                     results, anaphora)
 
 
 def _tally(terms: list[str]) -> dict[str, int]:

@@ -55,7 +55,7 @@ _INITIAL = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")
 
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` into sentences, whitespace collapsed; never an empty one."""
-    text = " ".join(str(text).split())
+    text = collapse_spaces(str(text))
     sentences, start = [], 0
     for match in _TERMINATOR.finditer(text):
         if _ends_sentence(text, match):
@@ -65,9 +65,20 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in sentences if s]
 
 
+def collapse_spaces(text: str) -> str:
+    """``" ".join(text.split())``, with no work for text that has it already (ingest collapses
+    an abstract's whitespace): a printable text has no whitespace but the space, as every other
+    whitespace character is a control or separator character."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    following = text[match.end() : match.end() + 100].split(" ", 2)
-    nxt = following[1].lstrip(_OPENERS) if len(following) > 1 else ""
+    end = match.end()  # a space follows, or nothing: the text's spaces are collapsed
+    if (stop := text.find(" ", end + 1)) < 0:
+        stop = len(text)
+    nxt = text[end + 1 : min(stop, end + 100)].lstrip(_OPENERS)  # the next word's first 99
     if not nxt:
         return True
     punct = match.group().rstrip(CLOSERS)
@@ -87,7 +98,7 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
         return capital and (
             low != "al" or text[max(token_start - 3, 0) : token_start].lower() == "et "
         )
-    if _INITIAL.fullmatch(word):
+    if (len(word) == 1 or "." in word) and _INITIAL.fullmatch(word):  # none other can match
         return nxt.rstrip(",;:") in _STARTERS
     # A plain word: a lowercase next word means an unknown abbreviation, unless
     # it looks like a name ("iPLAN", "mBERT").
@@ -216,6 +227,17 @@ REFERS_BACK = re.compile(f"^(?:{_REFERS_BACK_START.pattern})|{_REFERS_BACK_ANYWH
 _PROBLEM_HINTS = ("question", "problem", "issue", "gap", "challenge", "limitation", "shortcoming",
                   "drawback", "difficult", "bottleneck", "concern", "dilemma", "trade", "need")
 _POINTER_HINTS = ("above", "aforementioned", "former", "latter")
+# What else the purpose and object patterns need: a determiner before the problem noun, and a
+# verb or noun of their own. Their substitutions join text before a space or punctuation, so
+# they make no new occurrence of a hint made of letters: the hints of the text before the
+# purpose substitution hold for the text the object pattern reads.
+_DETERMINER_HINTS = ("this", "these", "those", "such", "the above", "the aforementioned",
+                     "both")
+_PURPOSE_VERBS = ("address", "tackl", "solv", "overcom", "mitigat", "handl", "bridg", "fill",
+                  "clos", "answer", "alleviat", "remed", "resolv", "avoid", "circumvent",
+                  "investigat", "stud", "explor", "examin", "adapted to", "suited to",
+                  "tailored to")
+_OBJECT_NOUNS = ("solution", "answer", "remed", "fix", "analysis")
 
 
 def may_contain(text: str, hints: Sequence[str]) -> bool:
@@ -238,9 +260,11 @@ def standalone(text: str) -> str:
     if may_contain(text, ("also",)):
         text = _BACK_ALSO.sub(lambda m: m[1], text, count=1)
     text = _BACK_OPENER.sub("", text, count=1)
-    if may_contain(text, _PROBLEM_HINTS):
-        text = _BACK_PURPOSE.sub("", text)
-        text = _BACK_OBJECT.sub(lambda m: m[1], text)
+    if may_contain(text, _PROBLEM_HINTS) and may_contain(text, _DETERMINER_HINTS):
+        if may_contain(text, _PURPOSE_VERBS):
+            text = _BACK_PURPOSE.sub("", text)
+        if may_contain(text, _OBJECT_NOUNS):
+            text = _BACK_OBJECT.sub(lambda m: m[1], text)
     text = _IT_IS_SHOWN.sub("", text, count=1)
     return _BACK_DETERMINER.sub("The ", text, count=1)
 
