@@ -44,7 +44,7 @@ from ._near import (
     candidate_pairs,
     confirm,
 )
-from ._shingles import Packed, token_hashes
+from ._shingles import Packed
 
 __all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "known_names", "merge",
            "paper_id", "published_names"]
@@ -101,9 +101,8 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
 
 def _abstract_words(records: list[Record]) -> Packed:
     """Hashed content words of each abstract; none for a known notice."""
-    return Packed(token_hashes(() if known_notice(r.abstract)
-                               else abstract_content(abstract_words(r.abstract)))
-                  for r in records)
+    return Packed.of_tokens(() if known_notice(r.abstract)
+                            else abstract_content(abstract_words(r.abstract)) for r in records)
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,

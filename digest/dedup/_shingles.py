@@ -11,6 +11,7 @@ most ``PER_RECORD`` candidates (the most similar by signature): the work grows l
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,7 @@ _CACHE_LIMIT = 2_000_000
 
 
 def token_hashes(tokens: Iterable[str]) -> list[int]:
-    """Sorted distinct 64-bit hashes of ``tokens``."""
+    """Sorted distinct 64-bit hashes of ``tokens``: what a row of ``Packed.of_tokens`` holds."""
     if len(_HASHES) > _CACHE_LIMIT:
         _HASHES.clear()
     return sorted(set(map(_HASHES.__getitem__, set(tokens))))
@@ -52,32 +53,67 @@ def token_hash(token: str) -> int:
 
 
 class Packed:
-    """Many sorted hash lists in one flat uint64 array with offsets (CSR rows)."""
+    """Rows of distinct token hashes, kept as numbers into one table of hashes (a number per
+    distinct hash): a flat int32 array of numbers with offsets (CSR rows). The numbers are
+    ready-made sparse columns, and a row's order within it means nothing."""
 
-    def __init__(self, rows: Iterable[Sequence[int]]):
+    def __init__(self, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray):
+        self.numbers = numbers  # int32, each row's distinct numbers
+        self.offsets = offsets  # int64, len(rows) + 1
+        self.table = table      # uint64, the hash of each number, all distinct
+
+    @classmethod
+    def of_tokens(cls, rows: Iterable[Iterable[str]]) -> Packed:
+        """Each row's distinct tokens, numbered in the order first seen and hashed once each
+        (a dict looked up through ``map``: no Python call per known token, no list per row)."""
         import numpy as np
-        parts: list[np.ndarray] = []
-        pending: list[int] = []
-        sizes = [0]
+
+        from ..normalize import TermNumbers
+        numbering = TermNumbers()
+        numbers, ends = array("i"), array("q", [0])
         for row in rows:
-            pending.extend(row)
-            sizes.append(len(row))
-            if len(pending) >= CHUNK_TOKENS:  # a numpy array is 8 bytes a value, a list ~40
-                parts.append(np.array(pending, dtype=np.uint64))
-                pending = []
-        parts.append(np.array(pending, dtype=np.uint64))
-        self.values = np.concatenate(parts)
-        self.offsets = np.cumsum(np.array(sizes, dtype=np.int64))
+            numbers.extend(map(numbering.__getitem__, set(row)))
+            ends.append(len(numbers))
+        if len(_HASHES) > _CACHE_LIMIT:
+            _HASHES.clear()
+        table = np.fromiter(map(_HASHES.__getitem__, numbering), dtype=np.uint64,
+                            count=len(numbering))
+        return cls.of_numbers(np.frombuffer(numbers, dtype=np.int32),
+                              np.frombuffer(ends, dtype=np.int64), table)
+
+    @classmethod
+    def of_numbers(cls, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> Packed:
+        """Rows of distinct numbers whose hashes are ``table[number]``. Two tokens with one
+        hash (never seen with 64 bits) become one number, as a set of hashes would count them."""
+        import numpy as np
+        distinct, number_of = np.unique(table, return_inverse=True)
+        if len(distinct) == len(table):
+            return cls(numbers, offsets, table)
+        rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        codes = np.unique(rows * len(distinct) + number_of.ravel()[numbers])
+        sizes = np.bincount(codes // len(distinct), minlength=len(offsets) - 1)
+        return cls((codes % len(distinct)).astype(np.int32),
+                   np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), distinct)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def subset(self, indices: Sequence[int]) -> Packed:
         """The rows at ``indices``, in that order."""
-        return Packed(self.row(index).tolist() for index in indices)
+        import numpy as np
+        chosen = np.asarray(indices, dtype=np.int64)
+        starts, sizes = self.offsets[chosen], np.diff(self.offsets)[chosen]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        positions = np.arange(offsets[-1]) + np.repeat(starts - offsets[:-1], sizes)
+        return Packed(self.numbers[positions], offsets, self.table)
 
     def row(self, index: int) -> np.ndarray:
-        return self.values[self.offsets[index]:self.offsets[index + 1]]
+        """The hashes of row ``index``."""
+        return self.table[self.numbers[self.offsets[index]:self.offsets[index + 1]]]
+
+    def hashes(self, start: int, end: int) -> np.ndarray:
+        """The hashes of the flat positions ``start:end`` (rows end to end)."""
+        return self.table[self.numbers[start:end]]
 
     def size(self, index: int) -> int:
         return int(self.offsets[index + 1] - self.offsets[index])
@@ -89,9 +125,8 @@ class Packed:
         import numpy as np
         from scipy import sparse
 
-        _, column = np.unique(self.values, return_inverse=True)
-        rows = sparse.csr_matrix((np.ones(len(self.values), dtype=np.int32), column.ravel(),
-                                  self.offsets), shape=(len(self), int(column.max(initial=0)) + 1))
+        rows = sparse.csr_matrix((np.ones(len(self.numbers), dtype=np.int32), self.numbers,
+                                  self.offsets), shape=(len(self), len(self.table)))
         left, right = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
         return np.concatenate([np.zeros(0, dtype=np.int64)] + [
             np.asarray(rows[left[k:k + PAIRS_AT_ONCE]].multiply(rows[right[k:k + PAIRS_AT_ONCE]])
@@ -119,7 +154,7 @@ def signatures(packed: Packed) -> np.ndarray:
         end = min(max(end - 1, start + 1), len(packed))
         lo, hi = packed.offsets[start], packed.offsets[end]
         if hi > lo:
-            hashed = ((packed.values[None, lo:hi] * a + b) >> np.uint64(32)).astype(np.uint32)
+            hashed = ((packed.hashes(lo, hi)[None, :] * a + b) >> np.uint64(32)).astype(np.uint32)
             filled = np.flatnonzero(np.diff(packed.offsets[start:end + 1]))
             out[:, start + filled] = np.minimum.reduceat(
                 hashed, packed.offsets[start + filled] - lo, axis=1)
