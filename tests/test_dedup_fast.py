@@ -53,3 +53,33 @@ def test_tokens_sharing_a_hash_count_once(rows, hashes):
     pairs = [(a, b) for a in range(len(rows)) for b in range(len(rows))]
     counts = packed.shared_counts([a for a, _ in pairs], [b for _, b in pairs])
     assert counts.tolist() == [len(as_sets[a] & as_sets[b]) for a, b in pairs]
+
+
+def _plain_signature(hashes: list[int]) -> list[int]:
+    """MinHash of one row the plain way: Python integers, each permutation's least value."""
+    from digest.dedup._shingles import NUM_PERM, _permutations
+    a, b = (column.tolist() for column in _permutations())
+    if not hashes:
+        return [(1 << 32) - 1] * NUM_PERM
+    return [min(((h * a[k] + b[k]) % (1 << 64)) >> 32 for h in hashes) for k in range(NUM_PERM)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(_rows)
+def test_signatures_are_each_rows_least_permuted_hash(rows):
+    from digest.dedup._shingles import signatures
+    packed = Packed.of_tokens(rows)
+    assert signatures(packed).tolist() == [_plain_signature(token_hashes(row)) for row in rows]
+
+
+def test_signatures_of_rows_past_a_chunk_and_of_many_chunks():
+    """Rows longer than a chunk get a buffer of their own; many rows span chunks."""
+    from digest.dedup._shingles import CHUNK_TOKENS, signatures
+    long_row = [f"w{n}" for n in range(CHUNK_TOKENS + 5)]
+    rows = [[f"t{n}", f"t{n + 1}", f"u{n % 7}"] for n in range(3000)]
+    rows[1500:1500] = [long_row, []]
+    packed = Packed.of_tokens(rows)
+    picked = [0, 1499, 1500, 1501, 1502, 2000, len(rows) - 1]
+    signature = signatures(packed)
+    assert [signature[i].tolist() for i in picked] == [
+        _plain_signature(token_hashes(rows[i])) for i in picked]

@@ -148,18 +148,32 @@ def signatures(packed: Packed) -> np.ndarray:
     import numpy as np
     a, b = (column[:, None] for column in _permutations())
     out = np.full((NUM_PERM, len(packed)), np.iinfo(np.uint32).max, dtype=np.uint32)
+    buffer = np.empty((NUM_PERM, CHUNK_TOKENS), dtype=np.uint64)
     start = 0
     while start < len(packed):
         end = int(np.searchsorted(packed.offsets, packed.offsets[start] + CHUNK_TOKENS, "right"))
         end = min(max(end - 1, start + 1), len(packed))
         lo, hi = packed.offsets[start], packed.offsets[end]
         if hi > lo:
-            hashed = ((packed.hashes(lo, hi)[None, :] * a + b) >> np.uint64(32)).astype(np.uint32)
+            hashed = _permuted(packed.hashes(lo, hi), a, b, buffer)
             filled = np.flatnonzero(np.diff(packed.offsets[start:end + 1]))
             out[:, start + filled] = np.minimum.reduceat(
                 hashed, packed.offsets[start + filled] - lo, axis=1)
         start = end
     return np.ascontiguousarray(out.T)
+
+
+def _permuted(hashes: np.ndarray, a: np.ndarray, b: np.ndarray,
+              buffer: np.ndarray) -> np.ndarray:
+    """``(hashes * a + b) >> 32`` for each permutation, in ``buffer`` when the chunk fits:
+    each new 8 MB temporary costs its page faults. The values fit in 32 bits; the caller's
+    uint32 keeps them."""
+    import numpy as np
+    fits = len(hashes) <= buffer.shape[1]
+    hashed = np.multiply(hashes[None, :], a, out=buffer[:, :len(hashes)] if fits else None)
+    hashed += b
+    hashed >>= np.uint64(32)
+    return hashed
 
 
 def candidate_pairs(signature: np.ndarray, least: float) -> tuple[np.ndarray, np.ndarray]:
