@@ -7,6 +7,7 @@ packed rows, a set of hashes for rows whose tokens share a hash.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,3 +84,42 @@ def test_signatures_of_rows_past_a_chunk_and_of_many_chunks():
     signature = signatures(packed)
     assert [signature[i].tolist() for i in picked] == [
         _plain_signature(token_hashes(rows[i])) for i in picked]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=60))
+def test_distinct_sorted_is_np_unique(values):
+    from digest.dedup._shingles import distinct_sorted
+    codes = np.array(values, dtype=np.int64)
+    assert distinct_sorted(codes).tolist() == sorted(set(values))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 14), st.integers(0, 9_000), st.integers(0, 3))
+def test_nearest_keeps_similar_pairs_among_each_rows_most_similar(rows, seed, spread):
+    """The plain way: count equal signature entries pair by pair in Python, keep a pair when
+    it is among the PER_RECORD best of the pairs with its first row or of those with its
+    second row (ties: the earlier pair)."""
+    from digest.dedup._shingles import NUM_PERM, PER_RECORD, _nearest
+    rng = np.random.default_rng(seed)
+    signature = rng.integers(0, spread + 1, size=(rows, NUM_PERM)).astype(np.uint32)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, rows, size=(40, 2)) if a < b})
+    first = np.array([a for a, _ in pairs], dtype=np.int64)
+    second = np.array([b for _, b in pairs], dtype=np.int64)
+    least = 0.3
+    similar = {p: sum(x == y for x, y in zip(signature[p[0]].tolist(),
+                                             signature[p[1]].tolist(), strict=True))
+               for p in pairs}
+    enough = [p for p in pairs if similar[p] >= least * NUM_PERM]
+
+    def best(row: int, end: int) -> set[tuple[int, int]]:
+        mine = [p for p in enough if p[end] == row]
+        return set(sorted(mine, key=lambda p: -similar[p])[:PER_RECORD])
+
+    kept = [p for p in enough if p in best(p[0], 0) or p in best(p[1], 1)]
+    got = _nearest(signature, first, second, least)
+    with pytest.MonkeyPatch.context() as patch:  # pairs compared a few at a time
+        patch.setattr("digest.dedup._shingles.COMPARED_AT_ONCE", 3)
+        assert [a.tolist() for a in _nearest(signature, first, second, least)] == [
+            a.tolist() for a in got]
+    assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == kept

@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 
 from ..normalize import singular
 from ._boilerplate import NEAR_IDENTICAL, SHARED_BY
-from ._shingles import Packed, signatures, token_hash
+from ._shingles import Packed, distinct_sorted, signatures, token_hash
 from ._shingles import candidate_pairs as lsh_pairs
 
 logger = logging.getLogger("digest.dedup")
@@ -158,7 +158,7 @@ def candidate_pairs(sides: Sequence[Side]) -> list[tuple[int, int]]:
     rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
     titles = Packed.of_tokens(_trigrams(title) for _, title in entries)
-    codes = np.unique(np.concatenate([
+    codes = distinct_sorted(np.concatenate([
         _pair_codes(with_abstract, signatures(rows), ABSTRACT_LEAST, len(sides)),
         _pair_codes([i for i, _ in entries], signatures(titles), TITLE_LEAST, len(sides))]))
     pairs = list(zip((codes // len(sides)).tolist(), (codes % len(sides)).tolist(), strict=True))
