@@ -123,3 +123,23 @@ def test_nearest_keeps_similar_pairs_among_each_rows_most_similar(rows, seed, sp
         assert [a.tolist() for a in _nearest(signature, first, second, least)] == [
             a.tolist() for a in got]
     assert list(zip(got[0].tolist(), got[1].tolist(), strict=True)) == kept
+
+
+def _regex_words(abstract: str) -> list[str]:
+    import re
+    import unicodedata
+    return re.findall(r"\w+", unicodedata.normalize("NFKC", abstract).casefold())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
+       | st.text(max_size=40))
+def test_abstract_words_are_the_regex_words(text):
+    from digest.dedup._keys import abstract_words
+    assert abstract_words(text) == _regex_words(text)
+
+
+def test_abstract_words_of_every_ascii_character():
+    from digest.dedup._keys import abstract_words
+    text = "".join(map(chr, range(128))) + " Graph-based LLMs_v2, i.e. 3.5x faster!"
+    assert abstract_words(text) == _regex_words(text)
