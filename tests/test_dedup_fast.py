@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.dedup._keys import Markers
 from digest.dedup._shingles import Packed, token_hashes
 
 _rows = st.lists(st.lists(st.sampled_from(["graph", "model", "graphs", "a", "é", "x y", "ü",
@@ -143,3 +144,34 @@ def test_abstract_words_of_every_ascii_character():
     from digest.dedup._keys import abstract_words
     text = "".join(map(chr, range(128))) + " Graph-based LLMs_v2, i.e. 3.5x faster!"
     assert abstract_words(text) == _regex_words(text)
+
+
+_markers = st.builds(
+    lambda kinds, parts, numbers: Markers(frozenset(kinds), frozenset(parts), frozenset(numbers)),
+    st.sets(st.sampled_from(["comment", "reply"]), max_size=1),
+    st.sets(st.integers(1, 3), max_size=1), st.sets(st.sampled_from(["2024", "2025"]), max_size=2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "1", "2"]), _markers), min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=8))
+def test_can_join_is_every_pair_of_markers_compatible_and_one_arxiv_id(records, joins):
+    """The plain rule: no two arXiv ids, every marker of one cluster compatible with every
+    marker of the other (equal markers may be one object or two)."""
+    from digest.dedup._clusters import Clusters
+    from digest.models import Record, Sighting
+    listed = [Record(title="t", abstract="", arxiv_id=arxiv_id, sighting=Sighting("a", n, n))
+              for n, (arxiv_id, _) in enumerate(records)]
+    clusters = Clusters(listed, [markers for _, markers in records])
+    for i, j in joins:
+        clusters.join(i % len(records), j % len(records), "title")
+    members = {root: [i for i in range(len(records)) if clusters.find(i) == root]
+               for root in range(len(records))}
+    for i in range(len(records)):
+        for j in range(len(records)):
+            a, b = members[clusters.find(i)], members[clusters.find(j)]
+            ids = {records[k][0] for k in a} - {None}, {records[k][0] for k in b} - {None}
+            plain = clusters.same(i, j) or (
+                not (ids[0] and ids[1] and ids[0] != ids[1])
+                and all(records[x][1].compatible(records[y][1]) for x in a for y in b))
+            assert clusters.can_join(i, j) == plain
