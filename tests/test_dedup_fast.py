@@ -175,3 +175,22 @@ def test_can_join_is_every_pair_of_markers_compatible_and_one_arxiv_id(records, 
                 not (ids[0] and ids[1] and ids[0] != ids[1])
                 and all(records[x][1].compatible(records[y][1]) for x in a for y in b))
             assert clusters.can_join(i, j) == plain
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 17), min_size=8, max_size=16), min_size=2, max_size=9),
+       st.sets(st.integers(0, 8), max_size=2))
+def test_near_identical_pairs_are_those_whose_word_sets_say_so(rows, notices):
+    """Abstracts of 8-16 words out of 18, Jaccards around NEAR_IDENTICAL, some too short to be
+    evidence (< 12 words) and some boilerplate: the pairs found in numpy from the shared counts
+    are those whose hash sets, compared one pair at a time, are near-identical."""
+    from digest.dedup._boilerplate import NEAR_IDENTICAL
+    from digest.dedup._near import Evidence, Evidences, Side, WordSets, _near_identical
+    words = WordSets(Packed.of_tokens([f"w{n}" for n in row] for row in rows))
+    sides = [Side(key=i, record=i, titles=("t",), size=words.packed.size(i), sets=words,
+                  boilerplate=i in notices) for i in range(len(rows))]
+    pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows))]
+    shared = Evidences(sides).count(pairs)
+    plain = [(i, j) for i, j in pairs if sides[i].has_abstract and sides[j].has_abstract
+             and Evidence(sides[i], sides[j]).abstract >= NEAR_IDENTICAL]
+    assert _near_identical(sides, pairs, shared) == plain

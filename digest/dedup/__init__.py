@@ -131,8 +131,8 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
     pairs = candidate_pairs(sides)
     evidence = Evidences(sides)
-    evidence.count(pairs)
-    templates = boilerplate_sides(sides, pairs, evidence)
+    shared = evidence.count(pairs)
+    templates = boilerplate_sides(sides, pairs, evidence, shared)
     sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
                               for n, side in enumerate(sides)]
     verdicts = _verdicts(sides, pairs, clusters, evidence)
