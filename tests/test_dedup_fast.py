@@ -194,3 +194,25 @@ def test_near_identical_pairs_are_those_whose_word_sets_say_so(rows, notices):
     plain = [(i, j) for i, j in pairs if sides[i].has_abstract and sides[j].has_abstract
              and Evidence(sides[i], sides[j]).abstract >= NEAR_IDENTICAL]
     assert _near_identical(sides, pairs, shared) == plain
+
+
+_titles = st.lists(st.sampled_from(list("aZé &;#x27amp<>Ж́ 2(v)-") + ["&amp;", "&#233;", "а"]),
+                   max_size=20).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_titles)
+def test_loose_title_from_a_known_key_is_the_loose_title(title):
+    from digest.dedup._keys import loose_title
+    from digest.normalize import title_key
+    assert loose_title(title, title_key(title)) == loose_title(title)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_titles, st.sampled_from([None, "2401.00001"]))
+def test_a_single_records_paper_from_its_known_key_is_the_same_paper(title, arxiv_id):
+    from digest.dedup import merge
+    from digest.models import Record, Sighting
+    from digest.normalize import title_key
+    record = Record(title=title, abstract="", arxiv_id=arxiv_id, sighting=Sighting("a", 1, 1))
+    assert merge([record], [title_key(title)]) == merge([record])

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..models import Paper, Record
+from ..normalize import title_key
 from ._boilerplate import known_notice
 from ._clusters import Clusters, Link
 from ._explain import explain
@@ -82,12 +83,13 @@ class DedupResult:
 def deduplicate(records: Sequence[Record]) -> DedupResult:
     """Merge records of the same paper; papers keep the order of their first record."""
     records = list(records)
-    loose = [loose_title(r.title) for r in records]
+    keys = [title_key(r.title) for r in records]
+    loose = list(map(loose_title, (r.title for r in records), keys))
     clusters = Clusters(records, _markers(records, loose))
     words = WordSets(_abstract_words(records))
     _join_exact(records, loose, clusters, words)
     _join_near(records, loose, clusters, words)
-    result = _result(records, clusters)
+    result = _result(records, clusters, keys)
     logger.info("dedup: %d records -> %d papers (%d merged)", len(records), len(result.papers),
                 result.duplicates_merged)
     return result
@@ -162,9 +164,10 @@ def _side(group: list[int], records: list[Record], loose: list[str], words: Word
                 size=words.packed.size(fullest), sets=words)
 
 
-def _result(records: list[Record], clusters: Clusters) -> DedupResult:
+def _result(records: list[Record], clusters: Clusters, keys: list[str]) -> DedupResult:
     groups = clusters.groups()
-    papers = _with_distinct_ids([merge([records[i] for i in group]) for group in groups])
+    papers = _with_distinct_ids([merge([records[i] for i in group], [keys[i] for i in group])
+                                 for group in groups])
     links_of: dict[int, list[Link]] = {}
     for link in clusters.links:
         links_of.setdefault(clusters.find(link.record), []).append(link)

@@ -54,9 +54,11 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixt
              "three": 3, "four": 4, "five": 5}
 
 
-def loose_title(title: str) -> str:
-    """``title_key`` plus HTML entities, accents and hidden look-alike letters folded."""
-    key = title_key(html.unescape(title))
+def loose_title(title: str, key: str | None = None) -> str:
+    """``title_key`` plus HTML entities, accents and hidden look-alike letters folded; pass
+    the title's ``title_key`` when already made (without "&" unescaping changes nothing)."""
+    if key is None or "&" in title:
+        key = title_key(html.unescape(title))
     if key.isascii():
         return key
     latin_title = bool(_LATIN.search(key))

@@ -18,10 +18,11 @@ def paper_id(arxiv_id: str | None, title: str) -> str:
     return "t:" + _short_hash(title_key(title))
 
 
-def merge(cluster: Sequence[Record]) -> Paper:
-    """The richest record's link, the fullest abstract and author list, the cleanest title."""
+def merge(cluster: Sequence[Record], title_keys: Sequence[str] | None = None) -> Paper:
+    """The richest record's link, the fullest abstract and author list, the cleanest title.
+    ``title_keys``: the records' ``title_key``s, when the caller has them."""
     if len(cluster) == 1:
-        return _single(cluster[0])
+        return _single(cluster[0], title_keys[0] if title_keys else None)
     by_richness = sorted(cluster, key=_richness, reverse=True)  # stable: first of equals
     richest = by_richness[0]
     arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
@@ -40,8 +41,12 @@ def merge(cluster: Sequence[Record]) -> Paper:
     )
 
 
-def _single(record: Record) -> Paper:
-    return Paper(id=paper_id(record.arxiv_id, record.title), title=record.title,
+def _single(record: Record, key: str | None) -> Paper:
+    if record.arxiv_id or key is None:
+        paper = paper_id(record.arxiv_id, record.title)
+    else:
+        paper = "t:" + _short_hash(key)
+    return Paper(id=paper, title=record.title,
                  abstract=record.abstract, url=record.url, authors=record.authors,
                  published=record.published, arxiv_id=record.arxiv_id,
                  sightings=(record.sighting,), upvotes=record.upvotes)
