@@ -216,3 +216,31 @@ def test_a_single_records_paper_from_its_known_key_is_the_same_paper(title, arxi
     from digest.normalize import title_key
     record = Record(title=title, abstract="", arxiv_id=arxiv_id, sighting=Sighting("a", 1, 1))
     assert merge([record], [title_key(title)]) == merge([record])
+
+
+def _plain_markers(loose: str) -> Markers:
+    """Every word looked at for parts and numbers, as before the fast path."""
+    import re
+
+    from digest.dedup._keys import _KIND_PREFIXES, _KIND_WORDS, _parts
+    words = loose.split()
+    kinds = {_KIND_WORDS[w] for w in words if w in _KIND_WORDS}
+    if (prefix := " ".join(words[:2])) in _KIND_PREFIXES:
+        kinds.add(_KIND_PREFIXES[prefix])
+    parts = _parts(words)
+    numbers = {n for w in words for n in re.findall(r"\d+", w)} - {str(p) for p in parts}
+    return Markers(frozenset(kinds), frozenset(parts), frozenset(numbers))
+
+
+_title_words = st.sampled_from(
+    ["part", "ii", "iii", "v", "x", "i", "paper", "no", "3", "12", "2024", "gpt4", "7b", "third",
+     "one", "two", "comment", "on", "reply", "to", "response", "correction", "widgets", "qwen2",
+     "٣", "vol", "series", "erratum", "the", "workshop"])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_title_words, max_size=8))
+def test_title_markers_are_the_word_by_word_markers(words):
+    from digest.dedup._keys import title_markers
+    loose = " ".join(words)
+    assert title_markers(loose, loose) == _plain_markers(loose)

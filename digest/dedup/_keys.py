@@ -125,13 +125,18 @@ class Markers:
 
 def title_markers(title: str, loose: str | None = None) -> Markers:
     """The markers of ``title``; pass its ``loose_title`` when already computed."""
-    words = (loose if loose is not None else loose_title(title)).split()
-    kinds = {_KIND_WORDS[w] for w in words if w in _KIND_WORDS}
+    text = loose if loose is not None else loose_title(title)
+    words = text.split()
+    kinds = {_KIND_WORDS[w] for w in _KIND_WORDS.keys() & words}
     if (prefix := " ".join(words[:2])) in _KIND_PREFIXES:
         kinds.add(_KIND_PREFIXES[prefix])
-    parts = _parts(words)
-    numbers = {n for w in words for n in _DIGITS.findall(w)} - {str(part) for part in parts}
+    parts = set() if _PART_STARTS.isdisjoint(words) else _parts(words)
+    # digit runs never cross the spaces between words: one scan of the whole title
+    numbers = set(_DIGITS.findall(text)) - {str(part) for part in parts}
     return Markers(frozenset(kinds), frozenset(parts), frozenset(numbers))
+
+
+_PART_STARTS = frozenset(_ORDINALS) | frozenset(_ROMAN) | _PART_WORDS  # a part needs one
 
 
 def _parts(words: list[str]) -> set[int]:
