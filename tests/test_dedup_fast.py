@@ -244,3 +244,37 @@ def test_title_markers_are_the_word_by_word_markers(words):
     from digest.dedup._keys import title_markers
     loose = " ".join(words)
     assert title_markers(loose, loose) == _plain_markers(loose)
+
+
+def _plain_band_pairs(signature: np.ndarray, band: int) -> list[int]:
+    """Every row bucketed by its band values, members in order of the 4 values after the band
+    (ties by row): the band's pair codes as before the fast path, distinct and sorted."""
+    from digest.dedup._shingles import NUM_PERM, ROWS, SMALL_BUCKET, WINDOW
+    n = len(signature)
+    rows = np.ascontiguousarray(signature[:, band * ROWS:(band + 1) * ROWS])
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * ROWS))).ravel()
+    _, bucket, sizes = np.unique(keys, return_inverse=True, return_counts=True)
+    bucket = bucket.ravel()
+    after = [signature[:, (band * ROWS + ROWS + k) % NUM_PERM] for k in range(4)]
+    order = np.lexsort((*after[::-1], bucket))
+    ordered, size = bucket[order], sizes[bucket[order]]
+    codes: set[int] = set()
+    for step in range(1, SMALL_BUCKET):
+        same = ordered[step:] == ordered[:-step]
+        if step > WINDOW:
+            same &= size[step:] <= SMALL_BUCKET
+        left, right = order[:-step][same], order[step:][same]
+        codes.update((np.minimum(left, right) * n + np.maximum(left, right)).tolist())
+    return sorted(codes)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 80), st.integers(0, 9_000), st.integers(1, 5), st.integers(0, 24))
+def test_band_pairs_are_the_plain_buckets_pairs(rows, seed, values, band):
+    """Few distinct values: shared buckets, buckets past SMALL_BUCKET, ties in the values
+    after the band."""
+    from digest.dedup._shingles import NUM_PERM, _band_pairs
+    rng = np.random.default_rng(seed)
+    signature = rng.integers(0, values + 1, size=(rows, NUM_PERM)).astype(np.uint32)
+    signature[rng.random(rows) < 0.3] = rng.integers(0, 1 << 32, size=NUM_PERM, dtype=np.uint64)
+    assert sorted(set(_band_pairs(signature, band).tolist())) == _plain_band_pairs(signature, band)
