@@ -278,3 +278,41 @@ def test_band_pairs_are_the_plain_buckets_pairs(rows, seed, values, band):
     signature = rng.integers(0, values + 1, size=(rows, NUM_PERM)).astype(np.uint32)
     signature[rng.random(rows) < 0.3] = rng.integers(0, 1 << 32, size=NUM_PERM, dtype=np.uint64)
     assert sorted(set(_band_pairs(signature, band).tolist())) == _plain_band_pairs(signature, band)
+
+
+def _plain_merged_titles(cluster: list) -> tuple[str, str, tuple[str, ...]]:
+    """The id, title and other titles of a merge, every key and blemish computed again."""
+    from collections import Counter
+
+    from digest.dedup._keys import blemishes, identity_key
+    from digest.dedup._merge import _richness, paper_id
+    from digest.normalize import title_key
+    by_richness = sorted(cluster, key=_richness, reverse=True)
+    title = min((r.title for r in by_richness), key=blemishes)
+    counts = Counter(title_key(r.title) for r in cluster)
+    usual = min(counts, key=lambda key: (-counts[key], key))
+    arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
+    forms = {identity_key(title): title}
+    for record in cluster:
+        key = identity_key(record.title)
+        if key and (key not in forms or blemishes(record.title) < blemishes(forms[key])):
+            forms[key] = record.title
+    return paper_id(arxiv_id, usual), title, tuple(list(forms.values())[1:])
+
+
+_cased_titles = st.sampled_from(["Widget Layouts", "widget layouts", "WIDGET LAYOUTS",
+                                 "Widget Layouts (v2)", "Widget &amp; Layouts", "Wіdget Layouts",
+                                 "Widget  Layouts", "Gadget Layouts", "Widget Layouts!", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_cased_titles | _titles, st.sampled_from([None, "2401.00001"])),
+                min_size=2, max_size=6))
+def test_a_merge_from_known_keys_has_the_plain_id_and_titles(listed):
+    from digest.dedup import merge
+    from digest.models import Record, Sighting
+    from digest.normalize import title_key
+    cluster = [Record(title=title, abstract="", arxiv_id=arxiv_id, sighting=Sighting("a", n, n))
+               for n, (title, arxiv_id) in enumerate(listed)]
+    for paper in (merge(cluster), merge(cluster, [title_key(r.title) for r in cluster])):
+        assert (paper.id, paper.title, paper.also_listed_as) == _plain_merged_titles(cluster)

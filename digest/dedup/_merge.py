@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..models import Paper, Record
 from ..normalize import title_key
-from ._keys import blemishes, identity_key
+from ._keys import blemishes, identity_key, loose_title
 
 
 def paper_id(arxiv_id: str | None, title: str) -> str:
@@ -23,12 +23,14 @@ def merge(cluster: Sequence[Record], title_keys: Sequence[str] | None = None) ->
     ``title_keys``: the records' ``title_key``s, when the caller has them."""
     if len(cluster) == 1:
         return _single(cluster[0], title_keys[0] if title_keys else None)
+    keys = list(title_keys) if title_keys else [title_key(r.title) for r in cluster]
+    flaws = {r.title: blemishes(r.title) for r in cluster}  # each title's, counted once
     by_richness = sorted(cluster, key=_richness, reverse=True)  # stable: first of equals
     richest = by_richness[0]
     arxiv_id = next((r.arxiv_id for r in cluster if r.arxiv_id), None)
-    title = min((r.title for r in by_richness), key=blemishes)
+    title = min((r.title for r in by_richness), key=flaws.__getitem__)
     return Paper(
-        id=paper_id(arxiv_id, _usual_title(cluster)),
+        id=paper_id(arxiv_id, _usual_title(keys)),
         title=title,
         abstract=max((r.abstract for r in cluster), key=len),
         url=richest.url or next((r.url for r in cluster if r.url), None),
@@ -37,7 +39,7 @@ def merge(cluster: Sequence[Record], title_keys: Sequence[str] | None = None) ->
         arxiv_id=arxiv_id,
         sightings=tuple(r.sighting for r in cluster),
         upvotes=max((r.upvotes for r in cluster if r.upvotes is not None), default=None),
-        also_listed_as=_other_titles(cluster, title),
+        also_listed_as=_other_titles(cluster, title, keys, flaws),
     )
 
 
@@ -52,14 +54,16 @@ def _single(record: Record, key: str | None) -> Paper:
                  sightings=(record.sighting,), upvotes=record.upvotes)
 
 
-def _other_titles(cluster: Sequence[Record], title: str) -> tuple[str, ...]:
+def _other_titles(cluster: Sequence[Record], title: str, keys: Sequence[str],
+                  flaws: dict[str, int]) -> tuple[str, ...]:
     """The cleanest form of each title other than ``title`` (by identity key), in the order
-    first seen: a merge of differently titled listings hides none of them."""
+    first seen: a merge of differently titled listings hides none of them. ``keys``: the
+    records' title keys; ``flaws``: each title's ``blemishes``."""
     forms: dict[str, str] = {identity_key(title): title}
-    for record in cluster:
-        key = identity_key(record.title)
-        if key and (key not in forms or blemishes(record.title) < blemishes(forms[key])):
-            forms[key] = record.title
+    for record, key in zip(cluster, keys, strict=True):
+        identity = loose_title(record.title, key).replace(" ", "")  # = identity_key(title)
+        if identity and (identity not in forms or flaws[record.title] < flaws[forms[identity]]):
+            forms[identity] = record.title
     return tuple(list(forms.values())[1:])
 
 
@@ -88,10 +92,10 @@ def _richness(record: Record) -> tuple[bool, bool, int, int]:
     return bool(record.arxiv_id), bool(record.url), len(record.authors), len(record.abstract)
 
 
-def _usual_title(cluster: Sequence[Record]) -> str:
-    """The title most listings used, so the id stays put when one adds a variant; among
+def _usual_title(keys: Sequence[str]) -> str:
+    """The title key most listings used, so the id stays put when one adds a variant; among
     equally used ones the first in sorted order, so the id does not depend on input order."""
-    counts = Counter(title_key(r.title) for r in cluster)
+    counts = Counter(keys)
     return min(counts, key=lambda key: (-counts[key], key))
 
 
