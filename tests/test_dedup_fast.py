@@ -316,3 +316,16 @@ def test_a_merge_from_known_keys_has_the_plain_id_and_titles(listed):
                for n, (title, arxiv_id) in enumerate(listed)]
     for paper in (merge(cluster), merge(cluster, [title_key(r.title) for r in cluster])):
         assert (paper.id, paper.title, paper.also_listed_as) == _plain_merged_titles(cluster)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list(" abcz09ÿ¿Жλ中\ud800") + ["\U0001f600"]),
+                        max_size=12), max_size=8),
+       st.sampled_from([1 << 22, 27, 0]))
+def test_trigram_rows_are_each_texts_distinct_trigrams(texts, codes):
+    """Numbers in numpy for a small alphabet, strings past TRIGRAM_CODES (0: always)."""
+    from digest.dedup._shingles import _cut_trigrams
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("digest.dedup._shingles.TRIGRAM_CODES", codes)
+        packed = Packed.of_trigrams(texts)
+    assert _hash_rows(packed) == [token_hashes(_cut_trigrams(text)) for text in texts]

@@ -161,7 +161,7 @@ def candidate_pairs(sides: Sequence[Side]) -> list[tuple[int, int]]:
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
     rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
-    titles = Packed.of_tokens(_trigrams(title) for _, title in entries)
+    titles = Packed.of_trigrams([_trigram_text(title) for _, title in entries])
     codes = distinct_sorted(np.concatenate([
         _pair_codes(with_abstract, signatures(rows), ABSTRACT_LEAST, len(sides)),
         _pair_codes([i for i, _ in entries], signatures(titles), TITLE_LEAST, len(sides))]))
@@ -186,8 +186,13 @@ def _pair_codes(ids: Sequence[int], signature, least: float, n: int):  # -> np.n
 def _trigrams(title: str) -> list[str]:
     """Character trigrams of the title's content words: stopwords' trigrams (" of", "the")
     would make every pair of titles look a little alike and flood the buckets."""
-    text = f" {' '.join(w for w in title.split() if w not in STOPWORDS) or title} "
+    text = _trigram_text(title)
     return [text[i:i + 3] for i in range(len(text) - 2)]
+
+
+def _trigram_text(title: str) -> str:
+    """The text whose trigrams are the title's (``Packed.of_trigrams`` cuts it)."""
+    return f" {' '.join(w for w in title.split() if w not in STOPWORDS) or title} "
 
 
 def boilerplate_sides(sides: Sequence[Side], pairs: Sequence[tuple[int, int]],

@@ -25,6 +25,7 @@ WINDOW = 3            # ... larger ones each member's next WINDOW members in sig
 PER_RECORD = 5        # candidates kept per record, the most similar by signature
 PAIRS_AT_ONCE = 1 << 15  # pairs per sparse product: ~100 words a row, ~40 MB of temporaries
 COMPARED_AT_ONCE = 1 << 13  # signature pairs compared per numpy step: 8k x 128 x 4 bytes
+TRIGRAM_CODES = 1 << 22  # trigrams of an alphabet of up to 161 characters made numbers
 CHUNK_TOKENS = 1 << 13  # tokens hashed per numpy step: 8k x 128 x 8 bytes = 8 MB a temporary
 
 class _TokenHashes(dict[str, int]):
@@ -83,6 +84,40 @@ class Packed:
                               np.frombuffer(ends, dtype=np.int64), table)
 
     @classmethod
+    def of_trigrams(cls, texts: Sequence[str]) -> Packed:
+        """Each text's distinct character trigrams, packed as ``of_tokens`` packs their
+        lists. When the texts use few distinct characters (titles' loose forms: letters,
+        digits, spaces), each trigram is a number in numpy, three letters of an alphabet
+        that small, and only each distinct trigram becomes a string, to be hashed."""
+        import numpy as np
+        points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
+                               dtype=np.uint32)
+        seen = np.zeros(0x110000, dtype=bool)
+        seen[points] = True
+        alphabet = np.flatnonzero(seen)
+        size = len(alphabet)
+        if size ** 3 > TRIGRAM_CODES:
+            return cls.of_tokens(_cut_trigrams(text) for text in texts)
+        letters = (np.cumsum(seen) - 1)[points]
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        counts = np.maximum(lengths - 2, 0)  # a text of n characters has n - 2 trigrams
+        first = np.arange(int(counts.sum())) + np.repeat(
+            np.cumsum(lengths) - lengths - (np.cumsum(counts) - counts), counts)
+        codes = (letters[first] * size + letters[first + 1]) * size + letters[first + 2]
+        present = np.bincount(codes, minlength=size ** 3) > 0
+        number_of = np.cumsum(present) - 1
+        keys = distinct_sorted(np.repeat(np.arange(len(texts)), counts) * size ** 3 + codes)
+        rows, codes = np.divmod(keys, size ** 3)
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(texts)))])
+        if len(_HASHES) > _CACHE_LIMIT:
+            _HASHES.clear()
+        trigrams = ("".join(map(chr, alphabet[[c // size // size, c // size % size, c % size]]))
+                    for c in np.flatnonzero(present).tolist())
+        table = np.fromiter(map(_HASHES.__getitem__, trigrams), dtype=np.uint64,
+                            count=int(present.sum()))
+        return cls.of_numbers(number_of[codes].astype(np.int32), offsets.astype(np.int64), table)
+
+    @classmethod
     def of_numbers(cls, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> Packed:
         """Rows of distinct numbers whose hashes are ``table[number]``. Two tokens with one
         hash (never seen with 64 bits) become one number, as a set of hashes would count them."""
@@ -133,6 +168,10 @@ class Packed:
             np.asarray(rows[left[k:k + PAIRS_AT_ONCE]].multiply(rows[right[k:k + PAIRS_AT_ONCE]])
                        .sum(axis=1)).ravel().astype(np.int64)
             for k in range(0, len(left), PAIRS_AT_ONCE)])
+
+
+def _cut_trigrams(text: str) -> list[str]:
+    return [text[i:i + 3] for i in range(len(text) - 2)]
 
 
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
