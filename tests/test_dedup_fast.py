@@ -96,7 +96,7 @@ def test_distinct_sorted_is_np_unique(values):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 14), st.integers(0, 9_000), st.integers(0, 3))
+@given(st.sampled_from([2, 5, 9, 14, 40]), st.integers(0, 9_000), st.integers(0, 3))
 def test_nearest_keeps_similar_pairs_among_each_rows_most_similar(rows, seed, spread):
     """The plain way: count equal signature entries pair by pair in Python, keep a pair when
     it is among the PER_RECORD best of the pairs with its first row or of those with its
@@ -104,7 +104,8 @@ def test_nearest_keeps_similar_pairs_among_each_rows_most_similar(rows, seed, sp
     from digest.dedup._shingles import NUM_PERM, PER_RECORD, _nearest
     rng = np.random.default_rng(seed)
     signature = rng.integers(0, spread + 1, size=(rows, NUM_PERM)).astype(np.uint32)
-    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, rows, size=(40, 2)) if a < b})
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, rows, size=(12 * rows, 2))
+                    if a < b})  # at 40 rows, ~20 pairs a row: ties past numpy's small sorts
     first = np.array([a for a, _ in pairs], dtype=np.int64)
     second = np.array([b for _, b in pairs], dtype=np.int64)
     least = 0.3

@@ -304,7 +304,9 @@ def _nearest(signature: np.ndarray, first: np.ndarray, second: np.ndarray,
 
 def _top_ranked(rows: np.ndarray, score: np.ndarray) -> np.ndarray:
     import numpy as np
-    order = np.lexsort((-score, rows))
+    # by row, then the highest score first, ties in the pairs' order: one stable sort of a
+    # key that orders as the (row, -score) pairs do (scores are 0..NUM_PERM)
+    order = np.argsort(rows * (NUM_PERM + 1) + (NUM_PERM - score), kind="stable")
     ranked_rows = rows[order]
     starts = np.r_[0, np.flatnonzero(ranked_rows[1:] != ranked_rows[:-1]) + 1]
     rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
