@@ -225,7 +225,7 @@ def test_shared_counts_of_many_pairs_at_once_are_the_set_intersections(rows, pai
     (issue 15): the same numbers as one set intersection a pair."""
     from digest.dedup._shingles import Packed
 
-    packed = Packed(sorted(row) for row in rows)
+    packed = Packed.of_tokens([str(word) for word in row] for row in rows)
     pairs = [(a % len(rows), b % len(rows)) for a, b in pairs]
     counts = packed.shared_counts([a for a, _ in pairs], [b for _, b in pairs])
     assert counts.tolist() == [len(rows[a] & rows[b]) for a, b in pairs]

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..models import Paper, Record
+from ..normalize import title_key
 from ._boilerplate import known_notice
 from ._clusters import Clusters, Link
 from ._explain import explain
@@ -44,7 +45,7 @@ from ._near import (
     candidate_pairs,
     confirm,
 )
-from ._shingles import Packed, token_hashes
+from ._shingles import Packed
 
 __all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "known_names", "merge",
            "paper_id", "published_names"]
@@ -82,12 +83,13 @@ class DedupResult:
 def deduplicate(records: Sequence[Record]) -> DedupResult:
     """Merge records of the same paper; papers keep the order of their first record."""
     records = list(records)
-    loose = [loose_title(r.title) for r in records]
+    keys = [title_key(r.title) for r in records]
+    loose = list(map(loose_title, (r.title for r in records), keys))
     clusters = Clusters(records, _markers(records, loose))
     words = WordSets(_abstract_words(records))
     _join_exact(records, loose, clusters, words)
     _join_near(records, loose, clusters, words)
-    result = _result(records, clusters)
+    result = _result(records, clusters, keys)
     logger.info("dedup: %d records -> %d papers (%d merged)", len(records), len(result.papers),
                 result.duplicates_merged)
     return result
@@ -101,9 +103,8 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
 
 def _abstract_words(records: list[Record]) -> Packed:
     """Hashed content words of each abstract; none for a known notice."""
-    return Packed(token_hashes(() if known_notice(r.abstract)
-                               else abstract_content(abstract_words(r.abstract)))
-                  for r in records)
+    return Packed.of_tokens(() if known_notice(r.abstract)
+                            else abstract_content(abstract_words(r.abstract)) for r in records)
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
@@ -132,8 +133,8 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
     sides = [_side(group, records, loose, words) for group in clusters.groups()]
     pairs = candidate_pairs(sides)
     evidence = Evidences(sides)
-    evidence.count(pairs)
-    templates = boilerplate_sides(sides, pairs, evidence)
+    shared = evidence.count(pairs)
+    templates = boilerplate_sides(sides, pairs, evidence, shared)
     sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
                               for n, side in enumerate(sides)]
     verdicts = _verdicts(sides, pairs, clusters, evidence)
@@ -163,9 +164,10 @@ def _side(group: list[int], records: list[Record], loose: list[str], words: Word
                 size=words.packed.size(fullest), sets=words)
 
 
-def _result(records: list[Record], clusters: Clusters) -> DedupResult:
+def _result(records: list[Record], clusters: Clusters, keys: list[str]) -> DedupResult:
     groups = clusters.groups()
-    papers = _with_distinct_ids([merge([records[i] for i in group]) for group in groups])
+    papers = _with_distinct_ids([merge([records[i] for i in group], [keys[i] for i in group])
+                                 for group in groups])
     links_of: dict[int, list[Link]] = {}
     for link in clusters.links:
         links_of.setdefault(clusters.find(link.record), []).append(link)

@@ -26,6 +26,9 @@ class Link:
     detail: str = ""
 
 
+_NO_IDS: frozenset[str] = frozenset()
+
+
 class Clusters:
     def __init__(self, records: Sequence[Record], markers: Sequence[Markers]):
         self._parent = list(range(len(records)))
@@ -50,12 +53,13 @@ class Clusters:
         a, b = self.find(i), self.find(j)
         if a == b:
             return True
-        ids_a, ids_b = self._ids.get(a, set()), self._ids.get(b, set())
+        ids_a, ids_b = self._ids.get(a, _NO_IDS), self._ids.get(b, _NO_IDS)
         if ids_a and ids_b and ids_a != ids_b:
             return False
         ours, theirs = self._markers[a], self._markers[b]
-        if len(ours) == 1 and ours == theirs:  # the same markers on both sides (mostly none)
-            return True
+        if len(ours) == 1 and len(theirs) == 1:  # most clusters: one title's markers
+            (mine,), (other,) = ours, theirs
+            return mine is other or mine.compatible(other)  # one object per distinct value
         return all(m.compatible(n) for m in ours for n in theirs)
 
     def join(self, i: int, j: int, rule: str, score: float = 1.0, detail: str = "") -> None:

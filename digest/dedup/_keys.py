@@ -32,6 +32,9 @@ _LOOKALIKES = str.maketrans({
 _LATIN = re.compile(r"[a-z]")
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")  # in a loose title "Qwen2.5" is "qwen2 5"
+# In ASCII text ``\w`` is letters, digits and "_": everything else separates words, as the
+# spaces it becomes do for ``str.split`` (translating ASCII is one C pass, no regex scan).
+_ASCII_NON_WORD = str.maketrans({c: " " for c in range(128) if not _WORD.fullmatch(chr(c))})
 
 # Words that make a text about another paper rather than the paper itself.
 _KIND_WORDS = {
@@ -51,9 +54,11 @@ _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixt
              "three": 3, "four": 4, "five": 5}
 
 
-def loose_title(title: str) -> str:
-    """``title_key`` plus HTML entities, accents and hidden look-alike letters folded."""
-    key = title_key(html.unescape(title))
+def loose_title(title: str, key: str | None = None) -> str:
+    """``title_key`` plus HTML entities, accents and hidden look-alike letters folded; pass
+    the title's ``title_key`` when already made (without "&" unescaping changes nothing)."""
+    if key is None or "&" in title:
+        key = title_key(html.unescape(title))
     if key.isascii():
         return key
     latin_title = bool(_LATIN.search(key))
@@ -98,6 +103,8 @@ def blemishes(title: str) -> int:
 
 def abstract_words(abstract: str) -> list[str]:
     """The words of an abstract, casefolded, in order."""
+    if abstract.isascii():  # NFKC and casefold change nothing more than lower() there
+        return abstract.lower().translate(_ASCII_NON_WORD).split()
     return _WORD.findall(unicodedata.normalize("NFKC", abstract).casefold())
 
 
@@ -118,13 +125,18 @@ class Markers:
 
 def title_markers(title: str, loose: str | None = None) -> Markers:
     """The markers of ``title``; pass its ``loose_title`` when already computed."""
-    words = (loose if loose is not None else loose_title(title)).split()
-    kinds = {_KIND_WORDS[w] for w in words if w in _KIND_WORDS}
+    text = loose if loose is not None else loose_title(title)
+    words = text.split()
+    kinds = {_KIND_WORDS[w] for w in _KIND_WORDS.keys() & words}
     if (prefix := " ".join(words[:2])) in _KIND_PREFIXES:
         kinds.add(_KIND_PREFIXES[prefix])
-    parts = _parts(words)
-    numbers = {n for w in words for n in _DIGITS.findall(w)} - {str(part) for part in parts}
+    parts = set() if _PART_STARTS.isdisjoint(words) else _parts(words)
+    # digit runs never cross the spaces between words: one scan of the whole title
+    numbers = set(_DIGITS.findall(text)) - {str(part) for part in parts}
     return Markers(frozenset(kinds), frozenset(parts), frozenset(numbers))
+
+
+_PART_STARTS = frozenset(_ORDINALS) | frozenset(_ROMAN) | _PART_WORDS  # a part needs one
 
 
 def _parts(words: list[str]) -> set[int]:

@@ -15,13 +15,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import filterfalse
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
 from ..normalize import singular
 from ._boilerplate import NEAR_IDENTICAL, SHARED_BY
-from ._shingles import Packed, signatures, token_hash, token_hashes
+from ._shingles import Packed, distinct_sorted, signatures, token_hash
 from ._shingles import candidate_pairs as lsh_pairs
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger("digest.dedup")
 
@@ -157,8 +161,8 @@ def candidate_pairs(sides: Sequence[Side]) -> list[tuple[int, int]]:
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
     rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
-    titles = Packed(token_hashes(_trigrams(title)) for _, title in entries)
-    codes = np.unique(np.concatenate([
+    titles = Packed.of_trigrams([_trigram_text(title) for _, title in entries])
+    codes = distinct_sorted(np.concatenate([
         _pair_codes(with_abstract, signatures(rows), ABSTRACT_LEAST, len(sides)),
         _pair_codes([i for i, _ in entries], signatures(titles), TITLE_LEAST, len(sides))]))
     pairs = list(zip((codes // len(sides)).tolist(), (codes % len(sides)).tolist(), strict=True))
@@ -182,23 +186,42 @@ def _pair_codes(ids: Sequence[int], signature, least: float, n: int):  # -> np.n
 def _trigrams(title: str) -> list[str]:
     """Character trigrams of the title's content words: stopwords' trigrams (" of", "the")
     would make every pair of titles look a little alike and flood the buckets."""
-    text = f" {' '.join(w for w in title.split() if w not in STOPWORDS) or title} "
+    text = _trigram_text(title)
     return [text[i:i + 3] for i in range(len(text) - 2)]
 
 
-def boilerplate_sides(sides: Sequence[Side], pairs: Iterable[tuple[int, int]],
-                      evidence: Evidences) -> set[int]:
+def _trigram_text(title: str) -> str:
+    """The text whose trigrams are the title's (``Packed.of_trigrams`` cuts it)."""
+    return f" {' '.join(w for w in title.split() if w not in STOPWORDS) or title} "
+
+
+def boilerplate_sides(sides: Sequence[Side], pairs: Sequence[tuple[int, int]],
+                      evidence: Evidences, shared: np.ndarray) -> set[int]:
     """Sides whose abstract is near-identical to those of SHARED_BY - 1 others with
-    different titles: a template, not evidence (see ``_boilerplate``)."""
+    different titles: a template, not evidence (see ``_boilerplate``). ``shared`` holds the
+    pairs' shared word counts (``Evidences.count``)."""
     unrelated: dict[int, int] = {}
-    for i, j in pairs:
-        if not (sides[i].has_abstract and sides[j].has_abstract):
-            continue
-        measured = evidence.of(i, j, keep=False)
-        if measured.abstract >= NEAR_IDENTICAL and measured.titles_differ:
+    for i, j in _near_identical(sides, pairs, shared):
+        if evidence.of(i, j, keep=False).titles_differ:
             unrelated[i] = unrelated.get(i, 0) + 1
             unrelated[j] = unrelated.get(j, 0) + 1
     return {i for i, count in unrelated.items() if count >= SHARED_BY - 1}
+
+
+def _near_identical(sides: Sequence[Side], pairs: Sequence[tuple[int, int]],
+                    shared: np.ndarray) -> list[tuple[int, int]]:
+    """The pairs of two abstracts that are evidence and near-identical, found in numpy: the
+    same divisions as ``Evidence.abstract`` (integers to doubles, then one division), so
+    only these few pairs need their titles compared."""
+    import numpy as np
+    if not pairs:
+        return []
+    first, second = np.array(pairs, dtype=np.int64).T
+    size = np.array([side.size for side in sides], dtype=np.int64)
+    has = np.array([side.has_abstract for side in sides], dtype=bool)
+    jaccard = shared / np.maximum(1, size[first] + size[second] - shared)
+    near = has[first] & has[second] & (jaccard >= NEAR_IDENTICAL)
+    return [pairs[k] for k in np.flatnonzero(near).tolist()]
 
 
 # Confirmation ---------------------------------------------------------------------------
@@ -255,14 +278,17 @@ class Evidences:
         self._known: dict[tuple[int, int], Evidence] = {}
         self._shared: dict[tuple[int, int], int] = {}
 
-    def count(self, pairs: Sequence[tuple[int, int]]) -> None:
-        """Count the shared abstract words of every pair (i < j) at once."""
+    def count(self, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Count the shared abstract words of every pair (i < j) at once; the counts, in the
+        pairs' order."""
+        import numpy as np
         if not pairs or not self.sides:
-            return
+            return np.zeros(len(pairs), dtype=np.int64)
         packed = self.sides[0].sets.packed
         shared = packed.shared_counts([self.sides[i].record for i, _ in pairs],
                                       [self.sides[j].record for _, j in pairs])
         self._shared = dict(zip(pairs, shared.tolist(), strict=True))
+        return shared
 
     def of(self, i: int, j: int, *, keep: bool = True) -> Evidence:
         pair = (i, j) if i < j else (j, i)

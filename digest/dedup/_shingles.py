@@ -11,6 +11,7 @@ most ``PER_RECORD`` candidates (the most similar by signature): the work grows l
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ SMALL_BUCKET = 24     # buckets up to this size give all their pairs ...
 WINDOW = 3            # ... larger ones each member's next WINDOW members in signature order
 PER_RECORD = 5        # candidates kept per record, the most similar by signature
 PAIRS_AT_ONCE = 1 << 15  # pairs per sparse product: ~100 words a row, ~40 MB of temporaries
+COMPARED_AT_ONCE = 1 << 13  # signature pairs compared per numpy step: 8k x 128 x 4 bytes
+TRIGRAM_CODES = 1 << 22  # trigrams of an alphabet of up to 161 characters made numbers
 CHUNK_TOKENS = 1 << 13  # tokens hashed per numpy step: 8k x 128 x 8 bytes = 8 MB a temporary
 
 class _TokenHashes(dict[str, int]):
@@ -40,7 +43,7 @@ _CACHE_LIMIT = 2_000_000
 
 
 def token_hashes(tokens: Iterable[str]) -> list[int]:
-    """Sorted distinct 64-bit hashes of ``tokens``."""
+    """Sorted distinct 64-bit hashes of ``tokens``: what a row of ``Packed.of_tokens`` holds."""
     if len(_HASHES) > _CACHE_LIMIT:
         _HASHES.clear()
     return sorted(set(map(_HASHES.__getitem__, set(tokens))))
@@ -52,32 +55,101 @@ def token_hash(token: str) -> int:
 
 
 class Packed:
-    """Many sorted hash lists in one flat uint64 array with offsets (CSR rows)."""
+    """Rows of distinct token hashes, kept as numbers into one table of hashes (a number per
+    distinct hash): a flat int32 array of numbers with offsets (CSR rows). The numbers are
+    ready-made sparse columns, and a row's order within it means nothing."""
 
-    def __init__(self, rows: Iterable[Sequence[int]]):
+    def __init__(self, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray):
+        self.numbers = numbers  # int32, each row's distinct numbers
+        self.offsets = offsets  # int64, len(rows) + 1
+        self.table = table      # uint64, the hash of each number, all distinct
+
+    @classmethod
+    def of_tokens(cls, rows: Iterable[Iterable[str]]) -> Packed:
+        """Each row's distinct tokens, numbered in the order first seen and hashed once each
+        (a dict looked up through ``map``: no Python call per known token, no list per row)."""
         import numpy as np
-        parts: list[np.ndarray] = []
-        pending: list[int] = []
-        sizes = [0]
+
+        from ..normalize import TermNumbers
+        numbering = TermNumbers()
+        numbers, ends = array("i"), array("q", [0])
         for row in rows:
-            pending.extend(row)
-            sizes.append(len(row))
-            if len(pending) >= CHUNK_TOKENS:  # a numpy array is 8 bytes a value, a list ~40
-                parts.append(np.array(pending, dtype=np.uint64))
-                pending = []
-        parts.append(np.array(pending, dtype=np.uint64))
-        self.values = np.concatenate(parts)
-        self.offsets = np.cumsum(np.array(sizes, dtype=np.int64))
+            numbers.extend(map(numbering.__getitem__, set(row)))
+            ends.append(len(numbers))
+        if len(_HASHES) > _CACHE_LIMIT:
+            _HASHES.clear()
+        table = np.fromiter(map(_HASHES.__getitem__, numbering), dtype=np.uint64,
+                            count=len(numbering))
+        return cls.of_numbers(np.frombuffer(numbers, dtype=np.int32),
+                              np.frombuffer(ends, dtype=np.int64), table)
+
+    @classmethod
+    def of_trigrams(cls, texts: Sequence[str]) -> Packed:
+        """Each text's distinct character trigrams, packed as ``of_tokens`` packs their
+        lists. When the texts use few distinct characters (titles' loose forms: letters,
+        digits, spaces), each trigram is a number in numpy, three letters of an alphabet
+        that small, and only each distinct trigram becomes a string, to be hashed."""
+        import numpy as np
+        points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
+                               dtype=np.uint32)
+        seen = np.zeros(0x110000, dtype=bool)
+        seen[points] = True
+        alphabet = np.flatnonzero(seen)
+        size = len(alphabet)
+        if size ** 3 > TRIGRAM_CODES:
+            return cls.of_tokens(_cut_trigrams(text) for text in texts)
+        letters = (np.cumsum(seen) - 1)[points]
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        counts = np.maximum(lengths - 2, 0)  # a text of n characters has n - 2 trigrams
+        first = np.arange(int(counts.sum())) + np.repeat(
+            np.cumsum(lengths) - lengths - (np.cumsum(counts) - counts), counts)
+        codes = (letters[first] * size + letters[first + 1]) * size + letters[first + 2]
+        present = np.bincount(codes, minlength=size ** 3) > 0
+        number_of = np.cumsum(present) - 1
+        keys = distinct_sorted(np.repeat(np.arange(len(texts)), counts) * size ** 3 + codes)
+        rows, codes = np.divmod(keys, size ** 3)
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(texts)))])
+        if len(_HASHES) > _CACHE_LIMIT:
+            _HASHES.clear()
+        trigrams = ("".join(map(chr, alphabet[[c // size // size, c // size % size, c % size]]))
+                    for c in np.flatnonzero(present).tolist())
+        table = np.fromiter(map(_HASHES.__getitem__, trigrams), dtype=np.uint64,
+                            count=int(present.sum()))
+        return cls.of_numbers(number_of[codes].astype(np.int32), offsets.astype(np.int64), table)
+
+    @classmethod
+    def of_numbers(cls, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> Packed:
+        """Rows of distinct numbers whose hashes are ``table[number]``. Two tokens with one
+        hash (never seen with 64 bits) become one number, as a set of hashes would count them."""
+        import numpy as np
+        distinct, number_of = np.unique(table, return_inverse=True)
+        if len(distinct) == len(table):
+            return cls(numbers, offsets, table)
+        rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        codes = np.unique(rows * len(distinct) + number_of.ravel()[numbers])
+        sizes = np.bincount(codes // len(distinct), minlength=len(offsets) - 1)
+        return cls((codes % len(distinct)).astype(np.int32),
+                   np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), distinct)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def subset(self, indices: Sequence[int]) -> Packed:
         """The rows at ``indices``, in that order."""
-        return Packed(self.row(index).tolist() for index in indices)
+        import numpy as np
+        chosen = np.asarray(indices, dtype=np.int64)
+        starts, sizes = self.offsets[chosen], np.diff(self.offsets)[chosen]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        positions = np.arange(offsets[-1]) + np.repeat(starts - offsets[:-1], sizes)
+        return Packed(self.numbers[positions], offsets, self.table)
 
     def row(self, index: int) -> np.ndarray:
-        return self.values[self.offsets[index]:self.offsets[index + 1]]
+        """The hashes of row ``index``."""
+        return self.table[self.numbers[self.offsets[index]:self.offsets[index + 1]]]
+
+    def hashes(self, start: int, end: int) -> np.ndarray:
+        """The hashes of the flat positions ``start:end`` (rows end to end)."""
+        return self.table[self.numbers[start:end]]
 
     def size(self, index: int) -> int:
         return int(self.offsets[index + 1] - self.offsets[index])
@@ -89,14 +161,17 @@ class Packed:
         import numpy as np
         from scipy import sparse
 
-        _, column = np.unique(self.values, return_inverse=True)
-        rows = sparse.csr_matrix((np.ones(len(self.values), dtype=np.int32), column.ravel(),
-                                  self.offsets), shape=(len(self), int(column.max(initial=0)) + 1))
+        rows = sparse.csr_matrix((np.ones(len(self.numbers), dtype=np.int32), self.numbers,
+                                  self.offsets), shape=(len(self), len(self.table)))
         left, right = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
         return np.concatenate([np.zeros(0, dtype=np.int64)] + [
             np.asarray(rows[left[k:k + PAIRS_AT_ONCE]].multiply(rows[right[k:k + PAIRS_AT_ONCE]])
                        .sum(axis=1)).ravel().astype(np.int64)
             for k in range(0, len(left), PAIRS_AT_ONCE)])
+
+
+def _cut_trigrams(text: str) -> list[str]:
+    return [text[i:i + 3] for i in range(len(text) - 2)]
 
 
 def _permutations() -> tuple[np.ndarray, np.ndarray]:
@@ -113,18 +188,32 @@ def signatures(packed: Packed) -> np.ndarray:
     import numpy as np
     a, b = (column[:, None] for column in _permutations())
     out = np.full((NUM_PERM, len(packed)), np.iinfo(np.uint32).max, dtype=np.uint32)
+    buffer = np.empty((NUM_PERM, CHUNK_TOKENS), dtype=np.uint64)
     start = 0
     while start < len(packed):
         end = int(np.searchsorted(packed.offsets, packed.offsets[start] + CHUNK_TOKENS, "right"))
         end = min(max(end - 1, start + 1), len(packed))
         lo, hi = packed.offsets[start], packed.offsets[end]
         if hi > lo:
-            hashed = ((packed.values[None, lo:hi] * a + b) >> np.uint64(32)).astype(np.uint32)
+            hashed = _permuted(packed.hashes(lo, hi), a, b, buffer)
             filled = np.flatnonzero(np.diff(packed.offsets[start:end + 1]))
             out[:, start + filled] = np.minimum.reduceat(
                 hashed, packed.offsets[start + filled] - lo, axis=1)
         start = end
     return np.ascontiguousarray(out.T)
+
+
+def _permuted(hashes: np.ndarray, a: np.ndarray, b: np.ndarray,
+              buffer: np.ndarray) -> np.ndarray:
+    """``(hashes * a + b) >> 32`` for each permutation, in ``buffer`` when the chunk fits:
+    each new 8 MB temporary costs its page faults. The values fit in 32 bits; the caller's
+    uint32 keeps them."""
+    import numpy as np
+    fits = len(hashes) <= buffer.shape[1]
+    hashed = np.multiply(hashes[None, :], a, out=buffer[:, :len(hashes)] if fits else None)
+    hashed += b
+    hashed >>= np.uint64(32)
+    return hashed
 
 
 def candidate_pairs(signature: np.ndarray, least: float) -> tuple[np.ndarray, np.ndarray]:
@@ -136,23 +225,34 @@ def candidate_pairs(signature: np.ndarray, least: float) -> tuple[np.ndarray, np
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     found = [_band_pairs(signature, band) for band in range(BANDS)]
-    codes = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+    codes = distinct_sorted(np.concatenate(found))
     first, second = codes // n, codes % n
     return _nearest(signature, first, second, least)
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for integers: numpy 2's hash table is ~10x slower than a sort
+    on the millions of pair codes at 50k records."""
+    import numpy as np
+    ordered = np.sort(values)
+    return ordered[np.concatenate([ordered[:1] == ordered[:1], ordered[1:] != ordered[:-1]])]
 
 
 def _band_pairs(signature: np.ndarray, band: int) -> np.ndarray:
     """Pairs (as i * n + j) of one band: all pairs of small buckets, neighbours in big ones."""
     import numpy as np
     n = len(signature)
-    rows = np.ascontiguousarray(signature[:, band * ROWS:(band + 1) * ROWS])
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * ROWS))).ravel()
-    _, bucket, sizes = np.unique(keys, return_inverse=True, return_counts=True)
-    bucket = bucket.ravel()
-    # in signature order after this band, so neighbours in a big bucket are alike
-    after = [signature[:, (band * ROWS + ROWS + k) % NUM_PERM] for k in range(4)]
-    order = np.lexsort((*after[::-1], bucket))
-    ordered, size = bucket[order], sizes[bucket[order]]
+    rows = _not_alone(signature, band)
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    # the band's values, then the 4 after it: within a bucket (equal band values) members
+    # come in signature order, so neighbours in a big bucket are alike; ties by row
+    columns = [signature[rows, (band * ROWS + k) % NUM_PERM] for k in range(ROWS + 4)]
+    order = rows[np.lexsort(columns[::-1])]
+    in_band = signature[order, band * ROWS:(band + 1) * ROWS]
+    starts = np.concatenate([[True], (in_band[1:] != in_band[:-1]).any(axis=1)])
+    ordered = np.cumsum(starts) - 1  # each position's bucket
+    size = np.bincount(ordered)[ordered]
     pairs = []
     for step in range(1, SMALL_BUCKET):
         same = ordered[step:] == ordered[:-step]
@@ -165,6 +265,26 @@ def _band_pairs(signature: np.ndarray, band: int) -> np.ndarray:
     return np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
 
 
+def _not_alone(signature: np.ndarray, band: int) -> np.ndarray:
+    """The rows, in order, whose band values may be another row's too: those whose 64-bit
+    mix of the band's values another row has (equal values, equal mix; a rare equal mix of
+    other values only adds a row). Most rows are alone, and one sort of a 64-bit key
+    spares them the full sort of nine columns."""
+    import numpy as np
+    key = np.zeros(len(signature), dtype=np.uint64)
+    for column in range(band * ROWS, (band + 1) * ROWS):
+        key *= np.uint64(0x9E3779B97F4A7C15)  # wraps: a mix, not a number
+        key += signature[:, column]
+    order = np.argsort(key)
+    ordered = key[order]
+    repeated = np.zeros(len(key), dtype=bool)
+    repeated[1:] = ordered[1:] == ordered[:-1]
+    repeated[:-1] |= repeated[1:]
+    shared = np.zeros(len(key), dtype=bool)
+    shared[order[repeated]] = True
+    return np.flatnonzero(shared)
+
+
 def _nearest(signature: np.ndarray, first: np.ndarray, second: np.ndarray,
              least: float) -> tuple[np.ndarray, np.ndarray]:
     """Keep a pair when it is similar enough and among the PER_RECORD most similar of
@@ -172,8 +292,10 @@ def _nearest(signature: np.ndarray, first: np.ndarray, second: np.ndarray,
     import numpy as np
     if len(first) == 0:
         return first, second
-    similar = np.concatenate([(signature[first[k:k + 65536]] == signature[second[k:k + 65536]])
-                              .sum(axis=1) for k in range(0, len(first), 65536)])
+    similar = np.concatenate([
+        np.count_nonzero(signature[first[k:k + COMPARED_AT_ONCE]]
+                         == signature[second[k:k + COMPARED_AT_ONCE]], axis=1)
+        for k in range(0, len(first), COMPARED_AT_ONCE)])
     enough = similar >= least * NUM_PERM
     first, second, similar = first[enough], second[enough], similar[enough]
     keep = _top_ranked(first, similar) | _top_ranked(second, similar)
@@ -182,7 +304,9 @@ def _nearest(signature: np.ndarray, first: np.ndarray, second: np.ndarray,
 
 def _top_ranked(rows: np.ndarray, score: np.ndarray) -> np.ndarray:
     import numpy as np
-    order = np.lexsort((-score, rows))
+    # by row, then the highest score first, ties in the pairs' order: one stable sort of a
+    # key that orders as the (row, -score) pairs do (scores are 0..NUM_PERM)
+    order = np.argsort(rows * (NUM_PERM + 1) + (NUM_PERM - score), kind="stable")
     ranked_rows = rows[order]
     starts = np.r_[0, np.flatnonzero(ranked_rows[1:] != ranked_rows[:-1]) + 1]
     rank = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
