@@ -16,15 +16,8 @@ from scipy import sparse
 from digest.ingest import load_sources
 from digest.models import Paper
 from digest.themes import _text
-from digest.themes._text import (
-    _frequent_enough,
-    count_terms,
-    emitted_terms,
-    paper_terms,
-    term_matrix,
-    term_spellings,
-    tokenize,
-)
+from digest.themes._term_codes import emitted_terms, term_spellings
+from digest.themes._text import _frequent_enough, count_terms, paper_terms, term_matrix, tokenize
 from tests.fixtures.themes.evalsets import seed_papers
 
 from .conftest import SHARED_DATA

@@ -16,6 +16,7 @@ from scipy import sparse
 
 from ..models import Paper
 from ..normalize import TermNumbers
+from ._term_codes import FirstSight, emitted_terms, row_counts, term_spellings
 
 # Words too common in paper listings to name or separate a theme on their own. They are
 # still allowed in a bigram next to a strong word: "language models", "multi agent".
@@ -336,97 +337,6 @@ def _in_title(titles: Sequence[bytes], words: _Words, vocabulary: FirstSight,
     return sparse.csr_matrix((np.ones(len(flat)), flat.astype(np.intc),
                               np.concatenate([[0], sizes]).cumsum()),
                              shape=(len(titles), n_kept))
-
-
-# Term counting on word numbers: the tokenizer's phrase rules and bigram pairing over whole
-# arrays of words at once, instead of a Python step per word. A word is a positive number (0
-# is a phrase break: punctuation, a stop word, a paper's start). A term is a code: a
-# unigram's code is its word's number, a bigram's is ``first << 32 | second`` (never below
-# 2**32, so never a unigram's).
-_LOW = (1 << 32) - 1
-
-
-def emitted_terms(words: np.ndarray, weak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The codes ``tokenize`` emits for the word numbers ``words`` (``weak[w]`` true for a
-    weak word), in its order: at each word its unigram (a strong word), then its bigram with
-    the word before (both words, not both weak); and the position of each code's word."""
-    current = words.astype(np.int64)
-    previous = np.zeros_like(current)
-    previous[1:] = current[:-1]
-    current_weak, previous_weak = weak[current], weak[previous]
-    is_word = current != 0
-    unigram = is_word & ~current_weak
-    bigram = is_word & (previous != 0) & ~(previous_weak & current_weak)
-    # Two slots a word, unigram first: masking the interleaved slots keeps tokenize's order.
-    codes = np.stack([current, previous << 32 | current], axis=1).ravel()
-    emitted = np.stack([unigram, bigram], axis=1).ravel()
-    positions = np.repeat(np.arange(len(current)), 2)
-    return codes[emitted], positions[emitted]
-
-
-class FirstSight:
-    """Each term code's number, in the order codes are first seen (what a dict filled term by
-    term gives), for codes seen a batch at a time."""
-
-    def __init__(self) -> None:
-        self._sorted = np.empty(0, dtype=np.int64)  # the codes seen, sorted
-        self._numbers = np.empty(0, dtype=np.int64)  # their numbers, in the same order
-        self._in_order: list[np.ndarray] = []  # the codes seen, in number order
-
-    def __len__(self) -> int:
-        return len(self._sorted)
-
-    def number(self, codes: np.ndarray) -> np.ndarray:
-        """The number of each of ``codes``; a code not seen before is numbered after every
-        code seen before, in the order of its first place in ``codes``."""
-        distinct, first_place, inverse = np.unique(codes, return_index=True,
-                                                   return_inverse=True)
-        numbers, at, known = self._look_up(distinct)
-        fresh = np.flatnonzero(~known)
-        by_sight = fresh[np.argsort(first_place[fresh], kind="stable")]
-        numbers[by_sight] = len(self) + np.arange(len(by_sight))
-        self._in_order.append(distinct[by_sight])
-        self._sorted = np.insert(self._sorted, at[fresh], distinct[fresh])
-        self._numbers = np.insert(self._numbers, at[fresh], numbers[fresh])
-        return numbers[inverse.ravel()]
-
-    def known_number(self, codes: np.ndarray) -> np.ndarray:
-        """The number of each of ``codes``, -1 for a code never seen."""
-        numbers, _, known = self._look_up(codes)
-        numbers[~known] = -1
-        return numbers
-
-    def _look_up(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        at = np.searchsorted(self._sorted, codes)
-        known = at < len(self._sorted)
-        known[known] = self._sorted[at[known]] == codes[known]
-        numbers = np.empty(len(codes), dtype=np.int64)
-        numbers[known] = self._numbers[at[known]]
-        return numbers, at, known
-
-    def codes(self) -> np.ndarray:
-        """Every code seen, in number order."""
-        return np.concatenate(self._in_order) if self._in_order else np.empty(0, np.int64)
-
-
-def row_counts(rows: np.ndarray, columns: np.ndarray, n_rows: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """How often each (row, column) occurs, as CSR pieces: the columns and their counts
-    (C ints: 45,000 papers have millions), row by row and by column within a row, and each
-    row's number of entries. ``rows`` and ``columns`` are below 2**31."""
-    pairs = np.sort(rows.astype(np.int64) << 32 | columns)
-    starts = np.flatnonzero(np.diff(pairs, prepend=-1))
-    distinct, counts = pairs[starts], np.diff(starts, append=len(pairs))
-    sizes = np.bincount(distinct >> 32, minlength=n_rows)
-    return (distinct & _LOW).astype(np.intc), counts.astype(np.intc), sizes
-
-
-def term_spellings(codes: np.ndarray, spelled: list[str]) -> list[str]:
-    """Each code's term: its word, or the bigram's two words with a space between
-    (``spelled[w]`` is word w; ``spelled[0]`` is "")."""
-    first = map(spelled.__getitem__, (codes >> 32).tolist())
-    second = map(spelled.__getitem__, (codes & _LOW).tolist())
-    return [f"{a} {b}" if a else b for a, b in zip(first, second, strict=True)]
 
 
 def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
