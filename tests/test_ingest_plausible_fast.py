@@ -20,7 +20,24 @@ def test_letters_are_counted_as_the_regex_counts_them(text: str) -> None:
 
 
 @settings(max_examples=400, deadline=None)
+@given(TEXT, st.integers(min_value=-2, max_value=90))
+def test_enough_letters_is_decided_as_the_regex_count_decides_it(text: str, wanted: int) -> None:
+    # the non-ASCII letters are counted only when the ASCII ones fall short
+    letters = len(text) - len(re.sub(r"[^\W\d_]+", "", text))
+    assert plausible._has_letters(text, wanted) == (letters >= wanted)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=0, max_value=10_000))
+def test_half_rounds_up_as_doubling_compares(letters: int, count: int) -> None:
+    assert (letters >= plausible._half(count)) == (letters * 2 >= count)
+
+
+@settings(max_examples=400, deadline=None)
 @given(st.lists(TEXT, max_size=6).map(" ".join))
 def test_links_are_counted_as_the_regex_counts_them(text: str) -> None:
     words = text.split()
-    assert plausible._links(words, text) == sum(1 for w in words if plausible._LINK.match(w))
+    links = sum(1 for w in words if plausible._LINK.match(w))
+    counted, split = plausible._links_and_words(text)
+    assert counted == links
+    assert split == len(words) or counted == 0  # the words are counted when links are
