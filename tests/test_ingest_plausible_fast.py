@@ -45,3 +45,11 @@ def test_links_are_counted_as_the_regex_counts_them(text: str) -> None:
     counted, split = plausible._links_and_words(text)
     assert counted == links
     assert split == len(words) or counted == 0  # the words are counted when links are
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("a1 .Zé٣ _\t")), max_size=12))
+def test_mostly_numbers_or_symbols_is_the_plain_comparison(text: str) -> None:
+    # the spaces are counted only when the letters are fewer than half of all characters
+    letters = len(text) - len(re.sub(r"[^\W\d_]+", "", text))
+    assert plausible._mostly_numbers_or_symbols(text) == (letters * 2 < len(text) - text.count(" "))

@@ -112,14 +112,17 @@ def _pairs(records: list[Record]) -> int:
 
 def _paragraphs(text: str) -> Iterator[tuple[str, int]]:
     """Yield (paragraph with inner whitespace collapsed, 1-based line where it starts)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.lstrip("\ufeff").split("\n")
     current: list[str] = []
     start = 0
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        stripped = line.strip()
+        if stripped:
             if not current:
                 start = number
-            current.append(line.strip())
+            current.append(stripped)
         elif current:
             yield " ".join(current), start
             current = []

@@ -31,7 +31,6 @@ _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?$")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_LINK_SIGNS = ("://", "www.", "mailto:", "@")  # a word _LINK matches holds one of these
 _SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
 _SHOWN = 3  # titles quoted in a refusal
 
@@ -66,9 +65,17 @@ def abstract_problem(abstract: str) -> str | None:
         return "the abstract is a Markdown heading or a list"
     if _SALUTATION.match(sample):
         return "the abstract is a greeting or a signature"
-    if not _has_letters(sample, _half(len(sample) - sample.count(" "))):
+    if _mostly_numbers_or_symbols(sample):
         return "the abstract is mostly numbers or symbols"
     return None
+
+
+def _mostly_numbers_or_symbols(text: str) -> bool:
+    """Fewer letters than half its characters other than spaces. Most text has letters for
+    half of all its characters: its spaces need no counting."""
+    if _has_letters(text, _half(len(text))):
+        return False
+    return not _has_letters(text, _half(len(text) - text.count(" ")))
 
 
 def _half(count: int) -> int:
@@ -106,11 +113,15 @@ def _other_letters(text: str) -> int:
 def _links_and_words(text: str) -> tuple[int, int]:
     """How many words of ``text`` are links or addresses, and how many words it has. Text
     with no link sign has no link, and is not split: (0, 0)."""
-    lowered = text.lower()
-    if not any(sign in lowered for sign in _LINK_SIGNS):
+    if not _has_link_sign(text.lower()):
         return 0, 0
     words = text.split()
-    return sum(1 for word in words if _LINK.match(word)), len(words)
+    return sum(map(bool, map(_LINK.match, words))), len(words)
+
+
+def _has_link_sign(lowered: str) -> bool:
+    """Whether lower-case text holds what every word _LINK matches holds."""
+    return "://" in lowered or "www." in lowered or "mailto:" in lowered or "@" in lowered
 
 
 def reads_as_prose(abstract: str) -> bool:
