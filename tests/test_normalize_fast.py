@@ -51,6 +51,18 @@ def test_other_text_is_cleaned_as_the_plain_way_cleans_it(text: str) -> None:
     assert clean_text(text) == plain_clean_text(text)
 
 
+# Tidy-looking non-ASCII words, single-spaced, among them what only LaTeX clean-up rewrites.
+SINGLE_SPACED = st.lists(st.sampled_from(["Gödel", "α", "naïve", "e\u0301", "x", "\\emph{é}",
+                                          "$x^2$", "``é''", "~", "`", "\\'e", "Fig.~3", "$5"]),
+                         min_size=1, max_size=8).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SINGLE_SPACED)
+def test_single_spaced_text_is_cleaned_as_the_plain_way_cleans_it(text: str) -> None:
+    assert clean_text(text) == plain_clean_text(text)
+
+
 @settings(max_examples=400, deadline=None)
 @given(NON_ASCII)
 def test_collapse_whitespace_fast_path_is_the_regex(text: str) -> None:
