@@ -29,7 +29,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # lone halves (from JSON "\ud800") cannot be encoded
 _MAX_PASSES = 6
 MAX_CLEAN_CHARS = 100_000
-_ASCII_WORK = re.compile(r"[\\$`~]|''")  # ASCII that LaTeX clean-up may rewrite
+# ASCII bytes that make ASCII text untidy: controls (and so every whitespace but the space)
+# and the single-character LaTeX signs.
+_UNTIDY_ASCII = bytes(range(0x20)) + b"\x7f\\$`~"
 
 _TYPOGRAPHY = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -57,8 +59,13 @@ def clean_text(text: str) -> str:
     caps abstracts at a few thousand characters, with a warning), and it bounds the work.
     """
     text = text[:MAX_CLEAN_CHARS]
-    if text.isascii() and not _ASCII_WORK.search(text):  # most titles: one cheap pass is enough
-        return collapse_whitespace(_CONTROL.sub(" ", text))
+    if text.isascii():
+        if _is_tidy_ascii(text):  # most titles and abstracts: nothing to do
+            return text
+        if not _has_latex_signs(text):  # one cheap pass is enough
+            return collapse_whitespace(_CONTROL.sub(" ", text))
+    elif _is_tidy(text):  # most other text
+        return text
     for _ in range(_MAX_PASSES):
         cleaned = _clean_once(text)
         if cleaned == text:
@@ -67,20 +74,52 @@ def clean_text(text: str) -> str:
     return text
 
 
+def _is_tidy_ascii(text: str) -> bool:
+    """ASCII text that ``clean_text`` gives back as it is: no control character (so the space
+    is its only whitespace), nothing LaTeX clean-up rewrites, no space to collapse."""
+    no_untidy_byte = len(text.encode("ascii").translate(None, _UNTIDY_ASCII)) == len(text)
+    return no_untidy_byte and "''" not in text and _single_spaced(text)
+
+
+def _is_tidy(text: str) -> bool:
+    """Text that ``clean_text`` gives back as it is: printable (no surrogate, invisible or
+    control character, and the space its only whitespace), NFC, nothing LaTeX clean-up
+    rewrites, no space to collapse."""
+    return (text.isprintable() and _single_spaced(text) and not _has_latex_signs(text)
+            and unicodedata.is_normalized("NFC", text))
+
+
+def _has_latex_signs(text: str) -> bool:
+    """ASCII that LaTeX clean-up may rewrite (``strip_latex`` leaves text without it as is)."""
+    return "\\" in text or "$" in text or "`" in text or "~" in text or "''" in text
+
+
 def _clean_once(text: str) -> str:
-    text = _SURROGATE.sub("\ufffd", text)
+    # Surrogates, invisible and control characters are all unprintable: printable text
+    # skips the substitutions (most non-ASCII text).
+    if not text.isprintable():
+        text = _SURROGATE.sub("\ufffd", text)
     text = unicodedata.normalize("NFC", text)
-    text = _INVISIBLE.sub("", text)
-    text = _CONTROL.sub(" ", text)
-    text = strip_latex(text)
-    text = unicodedata.normalize("NFC", text)
+    if not text.isprintable():
+        text = _INVISIBLE.sub("", text)
+        text = _CONTROL.sub(" ", text)
+    stripped = strip_latex(text)
+    if stripped != text:  # NFC text stays NFC
+        text = unicodedata.normalize("NFC", stripped)
     return collapse_whitespace(text)
 
 
 def collapse_whitespace(text: str) -> str:
     """Runs of whitespace to one space, none at the ends: ``re.sub(r"\\s+", " ", text).strip()``
     (``str.split`` and ``\\s`` agree on what whitespace is), without a substitution per space."""
+    if text.isprintable() and _single_spaced(text):  # the space is printable text's only space
+        return text
     return " ".join(text.split())
+
+
+def _single_spaced(text: str) -> bool:
+    """No two spaces in a row and none at the ends."""
+    return "  " not in text and not text.startswith(" ") and not text.endswith(" ")
 
 
 def title_key(title: str) -> str:

@@ -86,6 +86,20 @@ def test_a_page_without_date_or_header_still_parses_title_abstract_pairs():
     assert [r.title for r in records] == ["First Made-Up Title", "Second Made-Up Title"]
 
 
+@pytest.mark.parametrize("head, kept", [
+    ("", None),  # no structure: a title that is no title makes the text no listing
+    ("Mar 14\n\n", ["First Made-Up Title", "Third Made-Up Title"]),  # the screen drops it
+])
+def test_a_title_that_is_no_title_is_judged_once_by_the_page_or_by_the_screen(head, kept):
+    page = (f"{head}First Made-Up Title\n\n{ABSTRACT}\n\n- a list item, not a title\n\n"
+            f"{ABSTRACT}\n\nThird Made-Up Title\n\n{ABSTRACT}\n")
+    if kept is None:
+        with pytest.raises(SourceError, match="no paper listing"):
+            parse_text(page, "notes.txt")
+    else:
+        assert [r.title for r in parse_text(page, "notes.txt")] == kept
+
+
 def test_an_abstract_without_a_title_is_skipped_with_a_warning():
     long_abstract = " ".join([ABSTRACT] * 3)
     page = f"Mar 14\n\nA Title\n\n{long_abstract}\n\n{long_abstract}\n\nNext Title\n\n{ABSTRACT}\n"

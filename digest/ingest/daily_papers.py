@@ -77,11 +77,12 @@ def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = No
     parsed = Parsed(fmt="daily-papers")
     date_hint = date_hint or _date_in_name(source)
     published = _parse_date(paragraphs[start - 1][0], date_hint) if start else None
-    junk = _Junk()
+    structured = _has_structure(paragraphs)
+    junk = _Junk(titles_matter=not structured)
     for record in _records(paragraphs[start:], source, published, date_hint, parsed.warnings,
                            junk):
         parsed.records.append(record)
-    if not _has_structure(paragraphs) and (junk.count or _pairs(parsed.records) < 2):
+    if not structured and (junk.count or _pairs(parsed.records) < 2):
         raise not_a_listing(source, "file", reason="no date line, and the text is not only "
                             "title / abstract pairs")
     if published is None and start and not _has_year(paragraphs[start - 1][0]):
@@ -92,8 +93,11 @@ def parse_daily_papers(text: str, source: str, *, date_hint: dt.date | None = No
 
 @dataclass
 class _Junk:
-    """Paragraphs that are neither an entry nor page furniture."""
+    """Paragraphs that are neither an entry nor page furniture. Only a page without its
+    structure is judged by its junk: a page with it skips the title checks (the screen that
+    follows judges every title anyway)."""
 
+    titles_matter: bool
     count: int = 0
 
 
@@ -108,14 +112,17 @@ def _pairs(records: list[Record]) -> int:
 
 def _paragraphs(text: str) -> Iterator[tuple[str, int]]:
     """Yield (paragraph with inner whitespace collapsed, 1-based line where it starts)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.lstrip("\ufeff").split("\n")
     current: list[str] = []
     start = 0
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        stripped = line.strip()
+        if stripped:
             if not current:
                 start = number
-            current.append(line.strip())
+            current.append(stripped)
         elif current:
             yield " ".join(current), start
             current = []
@@ -165,7 +172,7 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         abstract = _abstract_after(entries, index)
         index += 1 if abstract else 0
         position += 1
-        if not abstract or title_problem(title):
+        if not abstract or (junk.titles_matter and title_problem(title)):
             junk.count += 1
         if not abstract:
             warnings.append(describe(source, f"entry {position} ({title[:60]!r}) has no "

@@ -31,7 +31,6 @@ _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]?$")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_LINK_SIGNS = ("://", "www.", "mailto:", "@")  # a word _LINK matches holds one of these
 _SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
 _SHOWN = 3  # titles quoted in a refusal
 
@@ -42,13 +41,12 @@ class NotAListing(SourceError):
 
 def title_problem(title: str) -> str | None:
     """Why ``title`` is not a paper title, or None when it reads as one."""
-    if _letters(title) < 2:
+    if not _has_letters(title, 2):
         return "the title has no words"
     if _MARKUP_START.match(title):
         return "the title is a Markdown heading, a list item or a quote"
-    words = title.split()
-    links = _links(words, title)
-    if links and len(words) - links < 2:
+    links, words = _links_and_words(title)
+    if links and words - links < 2:
         return "the title is a link or an address"
     if _MAIL_HEADER.match(title) or _SALUTATION.match(title) or title.endswith((",", ":")):
         return "the title is a mail header, a greeting or a lead-in line"
@@ -60,37 +58,70 @@ def title_problem(title: str) -> str | None:
 def abstract_problem(abstract: str) -> str | None:
     """Why a non-empty ``abstract`` is not one, or None when it reads as one."""
     sample = abstract[:_SAMPLE]
-    words = sample.split()
-    links = _links(words, sample)
-    if links and links * 3 >= len(words):
+    links, words = _links_and_words(sample)
+    if links and links * 3 >= words:
         return "the abstract is a list of links"
     if _MARKUP_START.match(abstract):
         return "the abstract is a Markdown heading or a list"
     if _SALUTATION.match(sample):
         return "the abstract is a greeting or a signature"
-    if _letters(sample) * 2 < len(sample) - sample.count(" "):
+    if _mostly_numbers_or_symbols(sample):
         return "the abstract is mostly numbers or symbols"
     return None
+
+
+def _mostly_numbers_or_symbols(text: str) -> bool:
+    """Fewer letters than half its characters other than spaces. Most text has letters for
+    half of all its characters: its spaces need no counting."""
+    if _has_letters(text, _half(len(text))):
+        return False
+    return not _has_letters(text, _half(len(text) - text.count(" ")))
+
+
+def _half(count: int) -> int:
+    """Half of ``count``, rounded up: ``2 * n >= count`` exactly when ``n >= _half(count)``."""
+    return (count + 1) // 2
+
+
+def _has_letters(text: str, wanted: int) -> bool:
+    """Whether ``text`` has ``wanted`` letters or more; the non-ASCII characters are looked at
+    only when the ASCII letters fall short (they are few, and slow to count)."""
+    letters = _ascii_letters(text)
+    return letters >= wanted or letters + _other_letters(text) >= wanted
 
 
 def _letters(text: str) -> int:
     """How many letters ``text`` has (``[^\\W\\d_]``); ASCII text without a regex (it was most
     of ingest's time)."""
+    return _ascii_letters(text) + _other_letters(text)
+
+
+def _ascii_letters(text: str) -> int:
     ascii_part = text.encode("ascii", "ignore")
-    letters = len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
-    if len(ascii_part) == len(text):
-        return letters
-    # the few other characters one by one: what [^\W\d_] matches is alphanumeric, not a digit
-    return letters + sum(1 for run in _NON_ASCII.findall(text) for char in run
-                         if char.isalnum() and not char.isdecimal())
+    return len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
 
 
-def _links(words: list[str], text: str) -> int:
-    """How many of ``words`` (the words of ``text``) are links or addresses."""
-    lowered = text.lower()
-    if not any(sign in lowered for sign in _LINK_SIGNS):
+def _other_letters(text: str) -> int:
+    """The non-ASCII letters, one by one: what ``[^\\W\\d_]`` matches is alphanumeric, not a
+    digit."""
+    if text.isascii():
         return 0
-    return sum(1 for word in words if _LINK.match(word))
+    return sum(1 for run in _NON_ASCII.findall(text) for char in run
+               if char.isalnum() and not char.isdecimal())
+
+
+def _links_and_words(text: str) -> tuple[int, int]:
+    """How many words of ``text`` are links or addresses, and how many words it has. Text
+    with no link sign has no link, and is not split: (0, 0)."""
+    if not _has_link_sign(text.lower()):
+        return 0, 0
+    words = text.split()
+    return sum(map(bool, map(_LINK.match, words))), len(words)
+
+
+def _has_link_sign(lowered: str) -> bool:
+    """Whether lower-case text holds what every word _LINK matches holds."""
+    return "://" in lowered or "www." in lowered or "mailto:" in lowered or "@" in lowered
 
 
 def reads_as_prose(abstract: str) -> bool:
