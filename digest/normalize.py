@@ -100,13 +100,15 @@ def _clean_once(text: str) -> str:
     if not text.isprintable():
         text = _SURROGATE.sub("\ufffd", text)
     text = unicodedata.normalize("NFC", text)
+    visible = text
     if not text.isprintable():
-        text = _INVISIBLE.sub("", text)
-        text = _CONTROL.sub(" ", text)
-    stripped = strip_latex(text)
-    if stripped != text:  # NFC text stays NFC
-        text = unicodedata.normalize("NFC", stripped)
-    return collapse_whitespace(text)
+        visible = _CONTROL.sub(" ", _INVISIBLE.sub("", text))
+    stripped = strip_latex(visible)
+    # NFC text stays NFC unless something was taken out: "e", a zero-width space and an
+    # acute accent compose to "é" once the space is gone.
+    if stripped != text:
+        stripped = unicodedata.normalize("NFC", stripped)
+    return collapse_whitespace(stripped)
 
 
 def collapse_whitespace(text: str) -> str:
