@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .normalize import collapse_whitespace
+
 __all__ = ["CLOSERS", "ELLIPSIS", "HAS_WORD", "REFERS_BACK", "aims", "clean_sentence",
            "contributes", "may_contain", "refers_back", "rewrite", "shorten_sentence",
            "split_sentences", "standalone", "wordset"]
@@ -55,7 +57,7 @@ _INITIAL = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")
 
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` into sentences, whitespace collapsed; never an empty one."""
-    text = collapse_spaces(str(text))
+    text = collapse_whitespace(str(text))  # no work for what ingest collapsed already
     sentences, start = [], 0
     for match in _TERMINATOR.finditer(text):
         if _ends_sentence(text, match):
@@ -63,15 +65,6 @@ def split_sentences(text: str) -> list[str]:
             start = match.end()
     sentences.append(text[start:].strip())
     return [s for s in sentences if s]
-
-
-def collapse_spaces(text: str) -> str:
-    """``" ".join(text.split())``, with no work for text that has it already (ingest collapses
-    an abstract's whitespace): a printable text has no whitespace but the space, as every other
-    whitespace character is a control or separator character."""
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text
-    return " ".join(text.split())
 
 
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:

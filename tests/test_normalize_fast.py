@@ -63,6 +63,14 @@ def test_collapse_whitespace_fast_path_is_the_regex(text: str) -> None:
     assert collapse_whitespace(text) == re.sub(r"\s+", " ", text).strip()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\u00a0\u2028\u3000ab."), max_size=30)
+       | st.text(max_size=60))
+def test_collapsing_whitespace_is_a_join_of_the_split(text: str) -> None:
+    # sentence splitting relies on it too (``sentences.split_sentences``)
+    assert collapse_whitespace(text) == " ".join(text.split())
+
+
 def test_what_the_substitutions_remove_is_never_printable() -> None:
     # _clean_once skips the surrogate, invisible and control substitutions on printable text
     every_char = map(chr, range(sys.maxunicode + 1))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,19 +179,6 @@ def test_splitting_real_abstracts_gives_the_sentences_it_gave_before(seeds):
     for record in load_sources([str(seeds)]).records:
         for text in (record.abstract, f"{record.title}. {record.abstract}"):
             assert sentences.split_sentences(text) == _split_before(text)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x85\u00a0\u2028\u3000ab."), max_size=30)
-       | st.text(max_size=60))
-def test_collapsing_spaces_is_a_join_of_the_split(text):
-    assert sentences.collapse_spaces(text) == " ".join(text.split())
-
-
-def test_no_whitespace_but_the_space_is_printable():
-    """Why ``collapse_spaces`` may trust ``isprintable``."""
-    assert [c for c in map(chr, range(sys.maxunicode + 1))
-            if c.isspace() and c.isprintable()] == [" "]
 
 
 # ---------------------------------------------------------------- standalone's prefilters
