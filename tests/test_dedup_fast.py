@@ -12,11 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.dedup._keys import Markers
-from digest.dedup._shingles import Packed, token_hashes
+from digest.dedup._shingles import Packed, token_hash
 
 _rows = st.lists(st.lists(st.sampled_from(["graph", "model", "graphs", "a", "é", "x y", "ü",
                                            "learning", "\ud800", "7b", ""]), max_size=12),
                  max_size=10)
+
+
+def token_hashes(tokens) -> list[int]:
+    """The plain way: a row's sorted distinct 64-bit token hashes."""
+    return sorted({token_hash(token) for token in tokens})
 
 
 def _hash_rows(packed: Packed) -> list[list[int]]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from digest import offline, sentences
 from digest.models import Paper
-from digest.themes._text import count_terms, paper_terms, paper_text, tokenize
+from digest.themes._text import count_terms, tokenize
 
 WORDS = ["graph", "agents", "reinforcement", "learning", "policy", "reward", "diffusion", "image",
          "model", "quantum", "spin", "lattice", "language", "tokens", "retrieval", "memory",
@@ -159,13 +159,6 @@ def test_gists_and_the_theme_summary_share_one_split_of_each_abstract():
     assert set(gists) == {p.id for p in papers}
     assert info.misses == len({p.abstract for p in papers})
     assert info.hits >= len(papers)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=40), st.text(max_size=80))
-def test_the_title_tokenized_once_gives_the_terms_of_the_whole_text(title, abstract):
-    paper = Paper(id="p", title=" ".join(title.split()) or "t", abstract=abstract)
-    assert paper_terms(paper, tokenize(paper.title)) == tokenize(paper_text(paper))
 
 
 def test_term_counts_see_title_terms_twice_and_mark_them_as_in_the_title():

@@ -17,7 +17,7 @@ from digest.ingest import load_sources
 from digest.models import Paper
 from digest.themes import _text
 from digest.themes._term_codes import emitted_terms, term_spellings
-from digest.themes._text import _frequent_enough, count_terms, paper_terms, term_matrix, tokenize
+from digest.themes._text import _frequent_enough, count_terms, paper_text, term_matrix, tokenize
 from tests.fixtures.themes.evalsets import seed_papers
 
 from .conftest import SHARED_DATA
@@ -26,7 +26,7 @@ from .conftest import SHARED_DATA
 def plain_counts(papers: list[Paper]) -> _text.TermCounts | None:
     """``count_terms`` as it was: strings all the way."""
     titles = [tokenize(p.title) for p in papers]
-    counted = term_matrix(map(paper_terms, papers, titles), len(papers))
+    counted = term_matrix((tokenize(paper_text(p)) for p in papers), len(papers))
     if counted is None:
         return None
     matrix, terms = counted

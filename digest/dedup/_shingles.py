@@ -42,11 +42,13 @@ _HASHES = _TokenHashes()
 _CACHE_LIMIT = 2_000_000
 
 
-def token_hashes(tokens: Iterable[str]) -> list[int]:
-    """Sorted distinct 64-bit hashes of ``tokens``: what a row of ``Packed.of_tokens`` holds."""
+def _hashes_of(tokens: Iterable[str], count: int) -> np.ndarray:
+    """The 64-bit hashes of ``count`` distinct tokens, in order; the cache is emptied first
+    when it has grown past its bound."""
+    import numpy as np
     if len(_HASHES) > _CACHE_LIMIT:
         _HASHES.clear()
-    return sorted(set(map(_HASHES.__getitem__, set(tokens))))
+    return np.fromiter(map(_HASHES.__getitem__, tokens), dtype=np.uint64, count=count)
 
 
 def token_hash(token: str) -> int:
@@ -76,10 +78,7 @@ class Packed:
         for row in rows:
             numbers.extend(map(numbering.__getitem__, set(row)))
             ends.append(len(numbers))
-        if len(_HASHES) > _CACHE_LIMIT:
-            _HASHES.clear()
-        table = np.fromiter(map(_HASHES.__getitem__, numbering), dtype=np.uint64,
-                            count=len(numbering))
+        table = _hashes_of(numbering, len(numbering))
         return cls.of_numbers(np.frombuffer(numbers, dtype=np.int32),
                               np.frombuffer(ends, dtype=np.int64), table)
 
@@ -109,12 +108,9 @@ class Packed:
         keys = distinct_sorted(np.repeat(np.arange(len(texts)), counts) * size ** 3 + codes)
         rows, codes = np.divmod(keys, size ** 3)
         offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(texts)))])
-        if len(_HASHES) > _CACHE_LIMIT:
-            _HASHES.clear()
         trigrams = ("".join(map(chr, alphabet[[c // size // size, c // size % size, c % size]]))
                     for c in np.flatnonzero(present).tolist())
-        table = np.fromiter(map(_HASHES.__getitem__, trigrams), dtype=np.uint64,
-                            count=int(present.sum()))
+        table = _hashes_of(trigrams, int(present.sum()))
         return cls.of_numbers(number_of[codes].astype(np.int32), offsets.astype(np.int64), table)
 
     @classmethod

@@ -90,13 +90,8 @@ def _has_letters(text: str, wanted: int) -> bool:
     return letters >= wanted or letters + _other_letters(text) >= wanted
 
 
-def _letters(text: str) -> int:
-    """How many letters ``text`` has (``[^\\W\\d_]``); ASCII text without a regex (it was most
-    of ingest's time)."""
-    return _ascii_letters(text) + _other_letters(text)
-
-
 def _ascii_letters(text: str) -> int:
+    """How many ASCII letters ``text`` has, without a regex (it was most of ingest's time)."""
     ascii_part = text.encode("ascii", "ignore")
     return len(ascii_part) - len(ascii_part.translate(None, _ASCII_LETTERS))
 

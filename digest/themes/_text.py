@@ -248,8 +248,9 @@ _BATCH = 2048
 def _batch_counts(papers: Sequence[Paper], titles: Sequence[bytes], words: _Words,
                   vocabulary: FirstSight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The papers' term counts as CSR pieces (``row_counts``), columns numbered by first
-    sight. A paper reads as ``paper_terms`` reads it: its title twice, then its abstract,
-    each ending every phrase; a "$" in the title can open math across lines."""
+    sight. A paper reads as ``tokenize(paper_text(paper))`` reads it, its title's words read
+    once: a line break ends every phrase, so the title's terms repeat as they are; only a "$"
+    in the title can open math across lines."""
     sequence, rows = _one_after_another(
         words.read(paper_text(paper)) if "$" in paper.title
         else title + _BREAK + title + _BREAK + words.read(paper.abstract)
@@ -337,14 +338,6 @@ def _in_title(titles: Sequence[bytes], words: _Words, vocabulary: FirstSight,
     return sparse.csr_matrix((np.ones(len(flat)), flat.astype(np.intc),
                               np.concatenate([[0], sizes]).cumsum()),
                              shape=(len(titles), n_kept))
-
-
-def paper_terms(paper: Paper, title_terms: list[str]) -> list[str]:
-    """``tokenize(paper_text(paper))`` with the title tokenized once: a line break ends every
-    phrase, so the title's terms repeat as they are; only a "$" can open math across lines."""
-    if "$" in paper.title:
-        return tokenize(paper_text(paper))
-    return title_terms + title_terms + tokenize(paper.abstract)
 
 
 # One character, then the rest of the run: a pattern that starts with a character set is
