@@ -16,6 +16,7 @@ LLM's answer cannot be used.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
 import re
@@ -193,7 +194,7 @@ def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
     :func:`aims` is asked later, only if it can still win), the contribution, rest and share."""
     clean = row.clean
     same = clean == row.text  # then what the sentence table found in the text holds
-    contribution = row.role == CONTRIBUTION if same else contributes(clean)
+    contribution = row.contribution if same else contributes(clean)
     rest = 0.0
     if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
         rest += 1.0
@@ -223,8 +224,7 @@ def _gist_score(row: _Sentence, index: int, bound: float, contribution: bool, re
             return score
     if _is_link(clean):  # a URL or "code is available": never the gist
         return -10.0
-    results = row.results if clean == row.text else _reports_results(clean)
-    if results:  # "outperforms", "experiments show"
+    if _reports_results(clean):  # "outperforms", "experiments show"
         score -= 0.75 if contribution else 1.5
     if not contribution and (index == 0 or _opens_on_background(clean)):
         score -= 1.5
@@ -359,17 +359,37 @@ _CONNECTIVE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class _Sentence:
-    """One sentence of an abstract, with everything that depends on its text alone."""
+    """One sentence of an abstract, with what every gist asks of it. What only a theme
+    summary asks (its role, results, pointing back, eligibility) is worked out when asked: a
+    summary asks it of the few hundred sentences its selection looks at, of a theme's
+    thousands."""
 
     index: int  # among all the abstract's sentences
     clean: str  # markup stripped: what a gist is scored on
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
     counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
-    role: int
-    eligible: bool  # for a summary, but for the length limit
-    results: bool
-    anaphora: int  # 2 opens with one ("It ...", "However, ..."), 1 has one, 0 none
+    contribution: bool  # states the paper's contribution ("we propose …")
+
+    @property
+    def role(self) -> int:
+        return _role(self.text, self.index, self.contribution)
+
+    @property
+    def results(self) -> bool:
+        return _reports_results(self.text)
+
+    @property
+    def anaphora(self) -> int:
+        """2 opens with one ("It ...", "However, ..."), 1 has one, 0 none."""
+        text = self.text
+        if _ANAPHORA_START.match(text) or _CONNECTIVE.search(text) or refers_back(text):
+            return 2
+        return int(_has_anaphora(text))
+
+    def fits(self, max_chars: int) -> bool:
+        """Whether a summary can show it (a whole sentence, no link, few numbers)."""
+        return bool(self.counts) and _eligible(self.text, max_chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,14 +397,11 @@ class _Candidate:
     paper: int
     sentence: _Sentence
     vector: dict[str, float]  # TF-IDF weights, unit length, in the order of the sentence's terms
+    role: int
 
     @property
     def text(self) -> str:
         return self.sentence.text
-
-    @property
-    def role(self) -> int:
-        return self.sentence.role
 
     @property
     def index(self) -> int:
@@ -404,15 +421,8 @@ def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
 
 def _sentence(index: int, clean: str) -> _Sentence:
     text = rewrite(clean)
-    terms = _tokens(text)
-    counts = tuple(_tally(terms).items())
-    anaphora = 2 if (_ANAPHORA_START.match(text) or _CONNECTIVE.search(text)
-                     or refers_back(text)) else int(_has_anaphora(text))
-    contribution = contributes(text)
-    results = _reports_results(text)
-    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts,
-                     _role(text, index, contribution), bool(counts) and _eligible(text, 10**9),
-                     results, anaphora)
+    counts = tuple(_tally(_tokens(text)).items())
+    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts, contributes(text))
 
 
 def _tally(terms: list[str]) -> dict[str, int]:
@@ -518,24 +528,18 @@ class _TfIdf:
         paper_of_entry = np.repeat(np.fromiter((p for p, _ in rows), np.int64, len(rows)), sizes)
         self.centroid = _centroid(self.weights, terms, paper_of_entry, n_papers, len(vocabulary))
 
-    def relevance(self, indices: Sequence[int], keywords: Sequence[set[str]]) -> list[float]:
-        """Closeness to the theme, plus keywords, minus what reads badly out of context:
-        for the sentences at ``indices``, in that order."""
+    def closeness(self, keywords: Sequence[set[str]]) -> list[float]:
+        """Each sentence's closeness to the theme, plus its keywords: its relevance but for
+        what reads well or badly out of context (:func:`_relevance`)."""
         import numpy as np
 
-        rows = [row for _, row in self.rows]
         score = _row_sums(self.weights * self.centroid[self.terms], self.starts)
         if keywords:
             found = np.zeros(len(score))
             for words in keywords:
                 found += self._has_all(words)
             score += 0.15 * found / len(keywords)
-        score += np.array([_ROLE_BONUS[row.role] for row in rows])
-        score[[row.results for row in rows]] -= 0.1
-        anaphora = np.array([row.anaphora for row in rows])
-        score[anaphora == 2] -= 0.1
-        score[anaphora == 1] -= 0.05
-        return score[list(indices)].tolist()
+        return score.tolist()
 
     def vector(self, index: int) -> dict[str, float]:
         """The unit TF-IDF vector of sentence ``index``, in the order of its terms."""
@@ -555,6 +559,21 @@ class _TfIdf:
 
 
 _ROLE_BONUS = {BACKGROUND: 0.05, CONTRIBUTION: 0.05, DETAIL: -0.1}
+_MOST_BONUS = max(_ROLE_BONUS.values())  # the rest of a relevance only lowers it
+
+
+def _relevance(closeness: float, row: _Sentence) -> float:
+    """A sentence's relevance to its theme: its closeness, plus its role's bonus, less what
+    reads badly out of context (results, a sentence that points back), added in this order."""
+    score = closeness + _ROLE_BONUS[row.role]
+    if row.results:
+        score -= 0.1
+    anaphora = row.anaphora
+    if anaphora == 2:
+        score -= 0.1
+    elif anaphora == 1:
+        score -= 0.05
+    return score
 
 
 def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -602,19 +621,16 @@ def theme_summary(
     """A short extractive paragraph about the theme as a whole, each sentence citing the
     paper it was taken from (``CitedText.segments``)."""
     rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
-    indices = ([i for i, (_, row) in enumerate(rows) if row.eligible and len(row.text) <= max_chars]
-               or [i for i, (_, row) in enumerate(rows) if row.counts])
-    indices = [i for i in indices if rows[i][1].anaphora < 2] or indices  # none that points back
-    if not indices or max_sentences <= 0 or max_chars <= 0:
+    if max_sentences <= 0 or max_chars <= 0 or not any(row.counts for _, row in rows):
         return CitedText(())
     tfidf = _TfIdf(rows, len(papers))
-    kw_sets = [set(_tokens(k)) for k in keywords if _tokens(k)]
-    relevance = tfidf.relevance(indices, kw_sets)
-    pool = _Pool(rows, indices, tfidf)
-    chosen = _select(pool, relevance, max_sentences, max_chars)
+    closeness = tfidf.closeness([set(_tokens(k)) for k in keywords if _tokens(k)])
+    ranking = _candidates(rows, closeness, max_chars)
+    pool = _Pool(rows, tfidf)
+    chosen = _select(pool, ranking, max_sentences, max_chars)
     if not chosen:  # not even one sentence fits: cut the best one
-        best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
-        return _cited([(shorten_sentence(pool[best].text, max_chars), pool[best].paper)], papers)
+        best = pool[ranking.first(1)[0]]  # the tiers end with any sentence with words
+        return _cited([(shorten_sentence(best.text, max_chars), best.paper)], papers)
     chosen.sort(key=lambda c: (c.role, c.paper, c.index))
     sentences = _attribute([c.text for c in chosen])
     while len(sentences) > 1 and len(" ".join(sentences)) > max_chars:
@@ -622,24 +638,84 @@ def theme_summary(
     return _cited([(text, c.paper) for text, c in zip(sentences, chosen, strict=False)], papers)
 
 
-class _Pool(Sequence[_Candidate]):
-    """The candidate sentences at ``indices`` of ``rows``, each made (with its vector) when
-    the selection first looks at it: it looks at a few hundred of a big theme's thousands."""
+def _candidates(rows: Sequence[tuple[int, _Sentence]], closeness: Sequence[float],
+                max_chars: int) -> _Ranking:
+    """The sentences a summary may take, most relevant first: those it can show that do not
+    point back to a sentence the reader never saw; failing that, those it can show; failing
+    those, any with words (pointing back or not, in that order)."""
+    tiers: tuple[Callable[[_Sentence], bool], ...] = (
+        lambda row: row.fits(max_chars) and row.anaphora < 2,
+        lambda row: row.fits(max_chars),
+        lambda row: bool(row.counts) and row.anaphora < 2,
+        lambda row: bool(row.counts))
+    for admits in tiers:
+        ranking = _Ranking(rows, closeness, admits)
+        if ranking[0] is not None:
+            break
+    return ranking
 
-    def __init__(self, rows: Sequence[tuple[int, _Sentence]], indices: Sequence[int],
-                 tfidf: _TfIdf):
-        self.rows, self.indices, self.tfidf = rows, indices, tfidf
+
+class _Ranking:
+    """Sentences (indices into a theme's rows) that ``admits`` lets in, most relevant first
+    and the earlier of equals first, ranked only as far as the selection asks.
+
+    A sentence's relevance is at most its closeness plus ``_MOST_BONUS``, so sentences are
+    looked at in the order of that bound, and one is ranked once no sentence not yet looked
+    at can reach it. The role, results and pointing back of the rest of a big theme's
+    sentences are never worked out: the ranks are those of a sort of every sentence."""
+
+    def __init__(self, rows: Sequence[tuple[int, _Sentence]], closeness: Sequence[float],
+                 admits: Callable[[_Sentence], bool]):
+        self.rows, self.closeness, self.admits = rows, closeness, admits
+        self.bounds = [c + _MOST_BONUS for c in closeness]
+        # Highest bound first, equal bounds in row order (a reverse sort is stable).
+        self._to_look_at = sorted(range(len(rows)), key=self.bounds.__getitem__, reverse=True)
+        self._looked = 0
+        self._waiting: list[tuple[float, int]] = []  # (-relevance, row): a heap
+        self.ranked: list[int] = []
+        self.relevance: dict[int, float] = {}
+
+    def __getitem__(self, rank: int) -> int | None:
+        """The row at ``rank``; None when fewer sentences are admitted."""
+        while len(self.ranked) <= rank:
+            if not self._rank_one():
+                return None
+        return self.ranked[rank]
+
+    def first(self, count: int) -> list[int]:
+        self[count - 1]
+        return self.ranked[:count]
+
+    def _rank_one(self) -> bool:
+        order, waiting = self._to_look_at, self._waiting
+        while True:
+            if waiting and (self._looked == len(order)
+                            or -waiting[0][0] > self.bounds[order[self._looked]]):
+                self.ranked.append(heapq.heappop(waiting)[1])
+                return True
+            if self._looked == len(order):
+                return False
+            index = order[self._looked]
+            self._looked += 1
+            row = self.rows[index][1]
+            if self.admits(row):
+                self.relevance[index] = score = _relevance(self.closeness[index], row)
+                heapq.heappush(waiting, (-score, index))
+
+
+class _Pool:
+    """The candidate sentences by row, each made (with its vector and role) when the
+    selection first looks at it."""
+
+    def __init__(self, rows: Sequence[tuple[int, _Sentence]], tfidf: _TfIdf):
+        self.rows, self.tfidf = rows, tfidf
         self._made: dict[int, _Candidate] = {}
 
-    def __len__(self) -> int:
-        return len(self.indices)
-
-    def __getitem__(self, i: int) -> _Candidate:  # type: ignore[override]
-        made = self._made.get(i)
+    def __getitem__(self, index: int) -> _Candidate:
+        made = self._made.get(index)
         if made is None:
-            index = self.indices[i]
             paper, row = self.rows[index]
-            made = self._made[i] = _Candidate(paper, row, self.tfidf.vector(index))
+            made = self._made[index] = _Candidate(paper, row, self.tfidf.vector(index), row.role)
         return made
 
 
@@ -669,11 +745,10 @@ def _attribute(sentences: list[str]) -> list[str]:
     return attributed
 
 
-def _select(
-    pool: Sequence[_Candidate], relevance: Sequence[float], max_sentences: int, max_chars: int
-) -> list[_Candidate]:
+def _select(pool: _Pool, ranking: _Ranking, max_sentences: int, max_chars: int
+            ) -> list[_Candidate]:
     """Maximal marginal relevance: relevant, not alike, one per paper, one background."""
-    picking = _Picking(pool, relevance, max_chars)
+    picking = _Picking(pool, ranking, max_chars)
     while len(picking.chosen) < max_sentences:
         best = picking.best_open()
         if best is None:
@@ -696,11 +771,9 @@ class _Picking:
     longer than the room left is passed over at once: the room only shrinks.
     """
 
-    def __init__(self, pool: Sequence[_Candidate], relevance: Sequence[float], max_chars: int):
-        self.pool, self.relevance = pool, relevance
+    def __init__(self, pool: _Pool, ranking: _Ranking, max_chars: int):
+        self.pool, self.ranking, self.relevance = pool, ranking, ranking.relevance
         self.room = max_chars + 1  # each sentence costs its length and a space
-        # Most relevant first, ties in pool order (a reverse sort keeps equal keys in order).
-        self.order = sorted(range(len(pool)), key=relevance.__getitem__, reverse=True)
         self.chosen: list[_Candidate] = []
         self.closed: set[int] = set()
         self._redundancy: dict[int, tuple[float, int]] = {}  # value, picks counted
@@ -708,11 +781,12 @@ class _Picking:
 
     def best_open(self) -> int | None:
         while True:
-            inside = [i for i in self.order[: self.width] if self._is_open(i)]
+            inside = [i for i in self.ranking.first(self.width) if self._is_open(i)]
             best = max(inside, key=self._score) if inside else None
-            if self.width >= len(self.order):
+            outside = self.ranking[self.width]
+            if outside is None:
                 return best
-            bound = 0.75 * self.relevance[self.order[self.width]]
+            bound = 0.75 * self.relevance[outside]
             if best is not None and self._score(best)[0] > bound:
                 return best
             self.width *= 2

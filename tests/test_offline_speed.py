@@ -1,7 +1,9 @@
 """issue 15: the offline summarizer does each piece of work once, and its shortcuts change nothing.
 
 No timings here (they live in benchmarks/bench_scale.py): these tests check that the work is
-shared and that the windowed selection picks exactly what a scan of every candidate picks.
+shared, that the windowed selection picks exactly what a scan of every candidate picks, and that
+the ranking, which works out a sentence's relevance only when it can still matter, ranks as a
+sort of every sentence does.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def _centroid_before(rows, vectors, n_papers):
 
 
 def _relevance_before(rows, vectors, centroid, indices, keywords):
+    """The relevance of every sentence at ``indices``, each worked out in full."""
     scores = []
     for i in indices:
         row, vector = rows[i][1], vectors[i]
@@ -96,9 +99,22 @@ def _relevance_before(rows, vectors, centroid, indices, keywords):
     return scores
 
 
+KEYWORD_SETS = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), min_size=1, max_size=3)
+                        .map(set), max_size=3)
+
+
 def _rows(papers):
     return [(p, row) for p, paper in enumerate(papers)
             for row in offline._sentence_table(paper.abstract)]
+
+
+def _candidate(rows, tfidf, index):
+    paper, row = rows[index]
+    return offline._Candidate(paper, row, tfidf.vector(index), row.role)
+
+
+def _with_words(row):
+    return bool(row.counts)
 
 
 @settings(max_examples=60, deadline=None)
@@ -107,15 +123,104 @@ def _rows(papers):
 def test_windowed_selection_picks_what_a_full_scan_picks(count, seed, max_sentences, max_chars):
     rows = _rows(made_up_papers(count, seed))
     tfidf = offline._TfIdf(rows, count)
+    closeness = tfidf.closeness([{"graph"}])
     indices = [i for i, (_, row) in enumerate(rows) if row.counts]
-    pool = list(offline._Pool(rows, indices, tfidf))
-    relevance = tfidf.relevance(indices, [{"graph"}])
+    pool = [_candidate(rows, tfidf, i) for i in indices]
+    relevance = [offline._relevance(closeness[i], rows[i][1]) for i in indices]
     expected = full_scan_select(pool, relevance, max_sentences, max_chars)
-    assert offline._select(pool, relevance, max_sentences, max_chars) == expected
+    ranking = offline._Ranking(rows, closeness, _with_words)
+    assert offline._select(offline._Pool(rows, tfidf), ranking, max_sentences,
+                           max_chars) == expected
 
 
-KEYWORD_SETS = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), min_size=1, max_size=3)
-                        .map(set), max_size=3)
+def theme_summary_before(papers, keywords, max_sentences, max_chars):
+    """``offline.theme_summary`` as it was before its ranking was lazy: every sentence's
+    traits and relevance worked out, every candidate scanned at every pick."""
+    rows = _rows(papers)
+    fit = [i for i, (_, row) in enumerate(rows)
+           if row.counts and offline._eligible(row.text, 10**9) and len(row.text) <= max_chars]
+    indices = fit or [i for i, (_, row) in enumerate(rows) if row.counts]
+    indices = [i for i in indices if rows[i][1].anaphora < 2] or indices
+    if not indices or max_sentences <= 0 or max_chars <= 0:
+        return offline.CitedText(())
+    tfidf = offline._TfIdf(rows, len(papers))
+    vectors = _vectors_before(rows)
+    centroid = _centroid_before(rows, vectors, len(papers))
+    kw_sets = [set(offline._tokens(k)) for k in keywords if offline._tokens(k)]
+    relevance = _relevance_before(rows, vectors, centroid, indices, kw_sets)
+    pool = [_candidate(rows, tfidf, i) for i in indices]
+    chosen = full_scan_select(pool, relevance, max_sentences, max_chars)
+    if not chosen:
+        best = max(range(len(pool)), key=lambda i: (relevance[i], -i))
+        return offline._cited([(offline.shorten_sentence(pool[best].text, max_chars),
+                                pool[best].paper)], papers)
+    chosen.sort(key=lambda c: (c.role, c.paper, c.index))
+    texts = offline._attribute([c.text for c in chosen])
+    while len(texts) > 1 and len(" ".join(texts)) > max_chars:
+        texts.pop()
+    return offline._cited([(text, c.paper) for text, c in zip(texts, chosen, strict=False)],
+                          papers)
+
+
+# Sentences that a summary may not show or that point back, so that themes reach every tier
+# of candidates: none fits, none fits that does not point back, none has words.
+AWKWARD = ["It uses {w} {w} {w} {w} {w} {w}.", "However, {w} {w} {w} {w} {w} {w} {w}.",
+           "{w} {w} {w}", "Code is available at https://example.org/{w} for {w} {w} {w}.",
+           "We report 12 and 34 and 56 on {w} {w} {w} {w}.", "— 12 —",
+           "Such {w} {w} {w} {w} {w} {w} matter.", "Recent work has shown that {w} {w} {w} {w}."]
+
+
+def awkward_papers(count: int, seed: int, awkward_share: float) -> list[Paper]:
+    rng = random.Random(seed)
+    papers = made_up_papers(count, seed)
+
+    def sentence() -> str:
+        return re.sub("{w}", lambda _: rng.choice(WORDS), rng.choice(AWKWARD))
+    return [Paper(id=p.id, title=p.title, abstract=" ".join(sentence() for _ in range(3)))
+            if rng.random() < awkward_share else p for p in papers]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 150), st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 0.9, 1.0]),
+       KEYWORD_SETS, st.integers(0, 4), st.sampled_from([0, 40, 90, 200, 700]))
+@example(1, 0, 1.0, [], 3, 700)
+def test_the_theme_summary_is_the_one_every_relevance_worked_out_gives(
+        count, seed, awkward, keywords, max_sentences, max_chars):
+    papers = awkward_papers(count, seed, awkward)
+    keywords = [" ".join(sorted(words)) for words in keywords]
+    summary = offline.theme_summary(papers, keywords=keywords, max_sentences=max_sentences,
+                                    max_chars=max_chars)
+    assert summary == theme_summary_before(papers, keywords, max_sentences, max_chars)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 200), st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from([60, 200, 700]))
+def test_the_ranking_ranks_as_a_sort_of_every_sentence(count, seed, awkward, max_chars):
+    rows = _rows(awkward_papers(count, seed, awkward))
+    closeness = offline._TfIdf(rows, count).closeness([{"graph"}])
+    for admits in (lambda row: row.fits(max_chars), _with_words):
+        admitted = [i for i, (_, row) in enumerate(rows) if admits(row)]
+        relevance = {i: offline._relevance(closeness[i], rows[i][1]) for i in admitted}
+        expected = sorted(admitted, key=lambda i: (-relevance[i], i))
+        ranking = offline._Ranking(rows, closeness, admits)
+        assert ranking.first(len(rows) + 1) == expected
+        assert ranking[len(expected)] is None
+        assert {i: ranking.relevance[i] for i in expected} == relevance
+
+
+def test_a_big_theme_works_out_the_relevance_of_few_of_its_sentences(seeds):
+    from digest.ingest import load_sources
+
+    papers = [Paper(id=str(i), title=r.title, abstract=r.abstract)
+              for i, r in enumerate(load_sources([str(seeds)]).records)]
+    rows = _rows(papers)
+    tfidf = offline._TfIdf(rows, len(papers))
+    ranking = offline._candidates(rows, tfidf.closeness([{"graph"}]), 700)
+    chosen = offline._select(offline._Pool(rows, tfidf), ranking, 3, 700)
+    assert len(chosen) == 3
+    assert 0 < len(ranking.relevance) < len(rows) / 4
+
 
 
 @settings(max_examples=80, deadline=None)
@@ -131,8 +236,9 @@ def test_the_theme_tfidf_gives_the_floats_of_the_dict_code(count, seed, keywords
     ids = [tfidf.vocabulary[t] for t in centroid]
     assert tfidf.centroid[ids].tolist() == list(centroid.values())
     indices = [i for i, (_, row) in enumerate(rows) if row.counts][::2]
-    assert tfidf.relevance(indices, keywords) == _relevance_before(rows, vectors, centroid, indices,
-                                                                   keywords)
+    closeness = tfidf.closeness(keywords)
+    assert [offline._relevance(closeness[i], rows[i][1]) for i in indices] == _relevance_before(
+        rows, vectors, centroid, indices, keywords)
 
 
 def test_the_theme_tfidf_gives_the_floats_of_the_dict_code_on_real_abstracts(seeds):
@@ -146,8 +252,9 @@ def test_the_theme_tfidf_gives_the_floats_of_the_dict_code_on_real_abstracts(see
     centroid = _centroid_before(rows, vectors, len(papers))
     indices = [i for i, (_, row) in enumerate(rows) if row.counts]
     keywords = [{"language", "model"}, {"agent"}]
-    assert tfidf.relevance(indices, keywords) == _relevance_before(rows, vectors, centroid, indices,
-                                                                   keywords)
+    closeness = tfidf.closeness(keywords)
+    assert [offline._relevance(closeness[i], rows[i][1]) for i in indices] == _relevance_before(
+        rows, vectors, centroid, indices, keywords)
 
 
 def test_gists_and_the_theme_summary_share_one_split_of_each_abstract():
@@ -329,3 +436,22 @@ def test_the_verb_prefilters_let_every_form_of_every_verb_through():
                 max_size=30).map("".join) | st.text(max_size=60))
 def test_the_set_of_content_terms_is_the_set_of_the_list(text):
     assert offline.content_term_set(text) == set(offline.content_terms(text))
+
+
+def test_a_sentence_is_ranked_only_once_no_sentence_left_can_equal_it():
+    """Equal relevance goes to the earlier sentence, even when the later one is looked at
+    first (its bound was higher) and the earlier one's bound is exactly that relevance."""
+    (plain,) = offline._sentence_table("We propose a graph method for planning tasks.")
+    (results,) = offline._sentence_table("We propose a method that outperforms baselines.")
+    assert (plain.role, plain.results, plain.anaphora) == (offline.CONTRIBUTION, False, 0)
+    assert (results.role, results.results, results.anaphora) == (offline.CONTRIBUTION, True, 0)
+    earlier = 0.5
+    target = offline._relevance(earlier, plain)  # its relevance is its bound
+    later = target + 0.05  # about: plus the bonus, less the results
+    for _ in range(1000):  # the closeness that gives the later sentence that very relevance
+        if offline._relevance(later, results) == target:
+            break
+        later = math.nextafter(later, 1.0 if offline._relevance(later, results) < target else 0.0)
+    assert offline._relevance(later, results) == target
+    ranking = offline._Ranking([(0, plain), (1, results)], [earlier, later], _with_words)
+    assert ranking.first(2) == [0, 1]
