@@ -335,3 +335,42 @@ def test_trigram_rows_are_each_texts_distinct_trigrams(texts, codes):
         patch.setattr("digest.dedup._shingles.TRIGRAM_CODES", codes)
         packed = Packed.of_trigrams(texts)
     assert _hash_rows(packed) == [token_hashes(_cut_trigrams(text)) for text in texts]
+
+
+def _plain_title_conflict(a, b) -> bool:
+    """``title_conflict`` as before its hashes were kept per side: each title word stemmed,
+    hashed and looked up for every pair."""
+    from digest.dedup._near import content_words
+    from digest.normalize import singular
+
+    def says(words, stem):
+        return (singular(stem) == stem and token_hash(stem) in words) or (
+            len(stem) >= 3 and token_hash(stem + "s") in words)
+
+    def own_words(a, b):
+        return {w for w in content_words(a.title_words)
+                if len(w) > 2 and (stem := singular(w)) not in b.title_stems
+                and says(a.words, stem) and not says(b.words, stem)
+                and not any(w in their_word for their_word in b.title_words)}
+    return bool(own_words(a, b)) or bool(own_words(b, a))
+
+
+_conflict_words = st.sampled_from(
+    ["widget", "widgets", "gadget", "gadgets", "news", "glass", "glasses", "ox", "of", "the",
+     "analysis", "analyses", "bus", "buses", "law", "laws", "chemistry", "mix", "a", "graph"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(_conflict_words, min_size=1, max_size=5), min_size=1, max_size=3),
+       st.lists(st.lists(_conflict_words, min_size=1, max_size=5), min_size=1, max_size=3),
+       st.lists(_conflict_words, max_size=12), st.lists(_conflict_words, max_size=12))
+def test_title_conflict_is_the_word_by_word_one(titles_a, titles_b, abstract_a, abstract_b):
+    """Two sides' titles and abstracts from a few words, their singulars and plurals (and
+    words whose singular is not a cut of them): the conflict found from each side's kept
+    stems and hashes is the one found word by word."""
+    from digest.dedup._near import Side, WordSets, title_conflict
+    words = WordSets(Packed.of_tokens([abstract_a, abstract_b]))
+    a, b = (Side(key=i, record=i, titles=tuple(" ".join(t) for t in titles),
+                 size=words.packed.size(i), sets=words)
+            for i, titles in enumerate((titles_a, titles_b)))
+    assert title_conflict(a, b) == _plain_title_conflict(a, b)

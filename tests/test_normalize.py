@@ -155,3 +155,13 @@ def test_one_singular_rule_for_every_stage():
     assert [singular(w) for w in ("agents", "studies", "process", "status", "analysis",
                                   "gas")] == ["agent", "study", "process", "status", "analysis",
                                               "gas"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="aeisuyz", min_size=3, max_size=9))
+def test_a_singular_is_its_own_singular_and_keeps_three_letters(word):
+    """What dedup's title conflicts count on when they keep a stem's hashes (``Side.named``)."""
+    from digest.normalize import singular
+    stem = singular(word)
+    assert singular(stem) == stem
+    assert len(stem) >= 3

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from itertools import filterfalse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from rapidfuzz import fuzz
 
@@ -96,6 +96,29 @@ def content_words(words: Iterable[str]) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOPWORDS)
 
 
+_T = TypeVar("_T")
+
+
+class once(Generic[_T]):  # noqa: N801 - a decorator, like the cached_property it replaces
+    """``functools.cached_property`` without the lock Python 3.11 takes on every first
+    access of every instance: a templated listing asks millions of them. The value is kept
+    in the instance's ``__dict__``, so later reads never reach the descriptor."""
+
+    def __init__(self, compute: Callable[[Any], _T]):
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> _T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
+
 class WordSets:
     """Abstract words as Python sets for the records being compared, the most recent
     ``LIMIT`` of them: sets of every record would cost gigabytes at 100k records."""
@@ -135,13 +158,23 @@ class Side:
     def has_abstract(self) -> bool:
         return self.size >= MIN_ABSTRACT_WORDS and not self.boilerplate
 
-    @cached_property
+    @once
     def title_words(self) -> frozenset[str]:
         return frozenset(w for title in self.titles for w in title.split())
 
-    @cached_property
+    @once
     def title_stems(self) -> frozenset[str]:
         return frozenset(singular(w) for w in self.title_words)
+
+    @once
+    def named(self) -> tuple[tuple[str, str, int, int], ...]:
+        """What ``title_conflict`` asks the abstracts about each content word of three
+        letters or more in the titles: the word, its stem, and the hashes of the two words an
+        abstract would say it with ("widget": widget, widgets). A stem is its own singular
+        and keeps three letters or more (``singular``), so both always count."""
+        return tuple((word, stem, token_hash(stem), token_hash(stem + "s"))
+                     for word in content_words(self.title_words) if len(word) > 2
+                     for stem in (singular(word),))
 
 
 def abstract_content(words: Iterable[str]) -> list[str]:
@@ -234,16 +267,16 @@ class Evidence:
         if shared is not None:  # counted for every candidate pair at once (Evidences.count)
             self.__dict__["_shared"] = (shared, a.size, b.size)
 
-    @cached_property
+    @once
     def title(self) -> float:
         """The best title ratio (0-1)."""
         return max(fuzz.ratio(x, y) for x in self.a.titles for y in self.b.titles) / 100
 
-    @cached_property
+    @once
     def same_words(self) -> bool:
         return any(same_title_words(x, y) for x in self.a.titles for y in self.b.titles)
 
-    @cached_property
+    @once
     def titles_differ(self) -> bool:
         """Titles that are neither the same words nor similar strings, in any word order:
         two papers, unless the abstracts say otherwise beyond doubt."""
@@ -252,18 +285,18 @@ class Evidence:
         return max(fuzz.token_sort_ratio(x, y) for x in self.a.titles
                    for y in self.b.titles) < TITLE_DIFFERENT * 100
 
-    @cached_property
+    @once
     def _shared(self) -> tuple[int, int, int]:
         words_a, words_b = self.a.words, self.b.words
         return len(words_a & words_b), len(words_a), len(words_b)
 
-    @cached_property
+    @once
     def abstract(self) -> float:
         """Content-word Jaccard of the two abstracts."""
         shared, size_a, size_b = self._shared
         return shared / max(1, size_a + size_b - shared)
 
-    @cached_property
+    @once
     def abstracts_differ(self) -> bool:
         shared, size_a, size_b = self._shared
         return _differ(shared, size_a, size_b)
@@ -380,13 +413,8 @@ def title_conflict(a: Side, b: Side) -> bool:
 def _own_words(a: Side, b: Side) -> set[str]:
     their_titles, their_stems = b.title_words, b.title_stems
     words_a, words_b = a.words, b.words
-    return {w for w in content_words(a.title_words)
-            if len(w) > 2 and (stem := singular(w)) not in their_stems
-            and _says(words_a, stem) and not _says(words_b, stem)
-            and not any(w in their_word for their_word in their_titles)}
-
-
-def _says(words: frozenset[int], stem: str) -> bool:
-    """Whether a word of an abstract has this stem ("widget": widget, widgets)."""
-    return (singular(stem) == stem and token_hash(stem) in words) or (
-        len(stem) >= 3 and token_hash(stem + "s") in words)
+    return {word for word, stem, as_is, plural in a.named
+            if stem not in their_stems
+            and (as_is in words_a or plural in words_a)
+            and not (as_is in words_b or plural in words_b)
+            and not any(word in their_word for their_word in their_titles)}
