@@ -172,5 +172,29 @@ def test_the_digest_process_collects_cycles_less_often_but_still_does(monkeypatc
         digest.cli.main()
     finally:
         gc.set_threshold(*before)
+        gc.unfreeze()
     assert seen == [digest.cli.GC_THRESHOLDS]
     assert seen[0][0] > 700 and all(seen[0]) and gc.isenabled()
+
+
+def test_the_digest_process_leaves_what_is_alive_out_of_its_last_collection(monkeypatch):
+    """issue 15: the collection at interpreter exit walked a 50k run's millions of objects
+    (a second of CPU) to free memory the process gives back anyway; main freezes them when
+    the command is done, whether it ends well or not."""
+    import gc
+
+    import digest.cli
+
+    def failing_command():
+        raise SystemExit(1)
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(digest.cli, "app", failing_command)
+    try:
+        with pytest.raises(SystemExit):
+            digest.cli.main()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0
