@@ -683,7 +683,8 @@ class _Ranking:
         return self.ranked[rank]
 
     def first(self, count: int) -> list[int]:
-        self[count - 1]
+        """The rows of the first ``count`` ranks (all of them when fewer are admitted)."""
+        self[count - 1]  # ranks that many, if there are
         return self.ranked[:count]
 
     def _rank_one(self) -> bool:
@@ -768,7 +769,8 @@ class _Picking:
     none outside the ``width`` most relevant can beat one inside that scores more than
     0.75 times the best relevance outside: the window widens until one does. The pick is the
     one a scan of every candidate would make, at the cost of a few hundred cosines. A sentence
-    longer than the room left is passed over at once: the room only shrinks.
+    longer than the room left is passed over at once: the room only shrinks. Candidates are
+    known by their row in the theme, so the earlier of equal scores is the smaller number.
     """
 
     def __init__(self, pool: _Pool, ranking: _Ranking, max_chars: int):

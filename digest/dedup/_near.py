@@ -99,7 +99,7 @@ def content_words(words: Iterable[str]) -> frozenset[str]:
 _T = TypeVar("_T")
 
 
-class once(Generic[_T]):  # noqa: N801 - a decorator, like the cached_property it replaces
+class once(Generic[_T]):  # lower case: used as a decorator, like cached_property
     """``functools.cached_property`` without the lock Python 3.11 takes on every first
     access of every instance: a templated listing asks millions of them. The value is kept
     in the instance's ``__dict__``, so later reads never reach the descriptor."""
