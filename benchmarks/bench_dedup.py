@@ -1,6 +1,6 @@
 """Dedup benchmark: speed at 1k-100k records, and quality on the evaluation sets.
 
-    .venv/bin/python benchmarks/bench_dedup.py    # quality, speed at 10k-100k, templated 20k
+    .venv/bin/python benchmarks/bench_dedup.py    # quality; speed: 10k-100k, templated, one title
     .venv/bin/python benchmarks/bench_dedup.py --sizes 1000 10000 --templated 2000 --skip-quality
 
 Speed: synthetic listings (titles and abstracts from word-bigram chains over the 2,000
@@ -139,6 +139,15 @@ def templated(n: int, seed: int = 11) -> list[Record]:
     return records
 
 
+def one_title(n: int, seed: int = 13) -> list[Record]:
+    """``n`` different papers under one title, as a generic title ("Editorial") or a hostile
+    listing gives them: each was compared with every paper before it under that title."""
+    rng = random.Random(seed)
+    vocabulary = [f"term{number}" for number in range(3000)]
+    return [Record("Editorial", " ".join(rng.choice(vocabulary) for _ in range(80)) + ".",
+                   Sighting("one-title", number)) for number in range(n)]
+
+
 TEMPLATE_WORDS = ("graph neural network language model image segmentation speech recognition "
                   "reinforcement learning robot control protein folding time series forecasting "
                   "code generation question answering machine translation object detection",)
@@ -158,7 +167,8 @@ def _one_run(kind: str, n: int) -> dict[str, float]:
     logger = logging.getLogger("digest")
     logger.setLevel(logging.DEBUG)
     logger.addHandler(Counting())
-    records = templated(n) if kind == "templated" else synthetic(n, arxiv_records())[0]
+    records = (templated(n) if kind == "templated" else one_title(n) if kind == "one-title"
+               else synthetic(n, arxiv_records())[0])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
     result = deduplicate(records)
@@ -233,6 +243,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000])
     parser.add_argument("--templated", type=int, nargs="*", default=[20_000])
+    parser.add_argument("--one-title", type=int, nargs="*", default=[5_000, 20_000])
     parser.add_argument("--skip-quality", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--one-run", nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
@@ -244,7 +255,8 @@ def main() -> None:
     if not args.skip_quality:
         quality_tables(papers)
     if not args.skip_speed:
-        speed([("synthetic", n) for n in args.sizes] + [("templated", n) for n in args.templated])
+        speed([("synthetic", n) for n in args.sizes] + [("templated", n) for n in args.templated]
+              + [("one-title", n) for n in args.one_title])
 
 
 def quality_tables(papers: list[Record]) -> None:

@@ -211,6 +211,60 @@ def test_templated_records_give_a_bounded_number_of_candidates(caplog):
     assert result.records_read == 2000
 
 
+def _distinct_abstracts(count: int, seed: int) -> list[str]:
+    import random
+    rng = random.Random(seed)
+    vocabulary = [f"term{n}" for n in range(3000)]
+    return [" ".join(rng.choice(vocabulary) for _ in range(60)) + "." for _ in range(count)]
+
+
+def test_one_title_over_thousands_of_papers_is_compared_a_bounded_number_of_times():
+    """A generic or hostile title over thousands of different papers: each record was
+    compared with every earlier paper under it (5,000 records took 88 s); now with at most
+    TITLE_HOLDERS of them."""
+    from digest.dedup import TITLE_HOLDERS, _abstract_words, _join_exact, _markers
+    from digest.dedup._clusters import Clusters
+    from digest.dedup._keys import loose_title
+    from digest.dedup._near import WordSets
+
+    records = [rec("Editorial", abstract) for abstract in _distinct_abstracts(600, seed=1)]
+    loose = [loose_title(r.title) for r in records]
+
+    class CountingWordSets(WordSets):
+        looked_up = 0
+
+        def __getitem__(self, record):
+            CountingWordSets.looked_up += 1
+            return super().__getitem__(record)
+
+    words = CountingWordSets(_abstract_words(records))
+    _join_exact(records, loose, Clusters(records, _markers(records, loose)), words)
+    assert TITLE_HOLDERS < 600
+    assert CountingWordSets.looked_up <= 2 * TITLE_HOLDERS * len(records)
+    assert CountingWordSets.looked_up >= 2 * TITLE_HOLDERS * (len(records) - TITLE_HOLDERS)
+
+
+def test_copies_under_a_crowded_title_still_merge_and_it_is_said(caplog):
+    """Past the papers a title's records are compared with, a copy still merges with its
+    original (on its abstract), and the log says the title is crowded, once."""
+    import logging
+
+    from digest.dedup import TITLE_HOLDERS
+
+    abstracts = _distinct_abstracts(TITLE_HOLDERS + 40, seed=2)
+    records = [rec("Editorial", abstract) for abstract in abstracts]
+    records += [rec("Editorial", abstracts[-1], source="b.jsonl"),   # past the cap
+                rec("Editorial", abstracts[3], source="b.jsonl")]    # within it
+    with caplog.at_level(logging.INFO, logger="digest.dedup"):
+        result = deduplicate(records)
+    assert len(result.papers) == len(abstracts)
+    assert {len(p.sightings) for p in result.papers} == {1, 2}
+    merged = {g.records[0].abstract: g.rule for g in result.groups}
+    assert merged == {abstracts[-1]: "near-duplicate", abstracts[3]: "title"}
+    crowded = [r for r in caplog.records if "share the title" in r.getMessage()]
+    assert len(crowded) == 1 and "'Editorial'" in crowded[0].getMessage()
+
+
 @pytest.mark.parametrize("count", [0, 1])
 def test_no_records_and_one_record(count):
     records = [rec("Widget Layouts", ABSTRACT)][:count]

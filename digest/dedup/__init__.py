@@ -3,7 +3,9 @@
 1. Exact identity: records with one arXiv id are one paper; so are records whose
    titles have one identity key (case, punctuation, typography, Unicode forms and
    tricks, whitespace, hyphenation, "(v2)" ignored), unless their abstracts are
-   clearly different papers ("Comment on X" by two authors).
+   clearly different papers ("Comment on X" by two authors). A record is compared with
+   at most ``TITLE_HOLDERS`` different papers under its title; past that (a generic or
+   hostile title), its copies merge in step 2, on their abstracts.
 2. Near-duplicates: MinHash LSH over abstract words and title trigrams proposes
    candidates (a bounded number per record); ``_near.confirm`` accepts a pair on title
    and abstract similarity. Records whose titles differ need near-identical abstracts that
@@ -53,6 +55,11 @@ __all__ = ["DedupResult", "Link", "MergedGroup", "deduplicate", "explain", "know
 logger = logging.getLogger("digest.dedup")
 
 RULES = ("arxiv-id", "title", "near-duplicate")  # weakest last
+# Different papers under one title a record is compared with: a generic title ("Editorial")
+# or a hostile listing can give thousands, and comparing each with all before it took 88 s
+# for 5,000 records. Later ones still merge with their copies through the near-duplicate
+# stage, which compares abstracts (tests/test_dedup_precision.py).
+TITLE_HOLDERS = 64
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
             other = first_with_id.setdefault(record.arxiv_id, index)
             clusters.join(index, other, "arxiv-id")
     holders: dict[str, list[int]] = {}  # identity key -> one record per cluster with it
+    crowded: set[str] = set()  # keys whose holders are full
     for index, title in enumerate(loose):
         key = title.replace(" ", "")  # = identity_key(record.title)
         if not key:
@@ -122,10 +130,15 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
         firsts = holders.setdefault(key, [])
         match = next((j for j in firsts if clusters.same(index, j) or (
             clusters.can_join(index, j) and not abstracts_differ(words[index], words[j]))), None)
-        if match is None:
-            firsts.append(index)
-        else:
+        if match is not None:
             clusters.join(index, match, "title")
+        elif len(firsts) < TITLE_HOLDERS:
+            firsts.append(index)
+        elif key not in crowded:
+            crowded.add(key)
+            logger.info("dedup: more than %d different papers share the title %r; later "
+                        "records under it are merged on their abstracts only", TITLE_HOLDERS,
+                        records[index].title[:80])
 
 
 def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
