@@ -283,3 +283,48 @@ def test_shared_counts_of_many_pairs_at_once_are_the_set_intersections(rows, pai
     pairs = [(a % len(rows), b % len(rows)) for a, b in pairs]
     counts = packed.shared_counts([a for a, _ in pairs], [b for _, b in pairs])
     assert counts.tolist() == [len(rows[a] & rows[b]) for a, b in pairs]
+
+
+def _abstracts_whose_short_hashes_meet() -> tuple[str, str]:
+    """Two different abstracts whose 6-digit hashes (the suffix of a distinct id) are equal:
+    24 bits, so a few thousand tries find a pair (bounded)."""
+    import hashlib
+    import random
+    rng = random.Random(7)
+    vocabulary = [f"term{n}" for n in range(5000)]
+    seen: dict[str, str] = {}
+    for _ in range(200_000):
+        abstract = " ".join(rng.choice(vocabulary) for _ in range(30)) + "."
+        short = hashlib.sha256(abstract.encode()).hexdigest()[:6]
+        if short in seen and seen[short] != abstract:
+            return seen[short], abstract
+        seen[short] = abstract
+    raise AssertionError("no two 6-digit hashes met in 200,000 tries")
+
+
+def test_papers_kept_apart_under_one_title_never_share_an_id():
+    """Thousands of papers under one title meet on the 6-digit hash of their distinct ids; a
+    paper sharing another's id was left out of the themes ("given twice")."""
+    import hashlib
+
+    first, second = _abstracts_whose_short_hashes_meet()
+    other = _distinct_abstracts(1, seed=9)[0]
+    # Seen twice, the other paper keeps the plain id; the two that meet get distinct ones.
+    result = deduplicate([rec("Editorial", other), rec("Editorial", other, source="b.jsonl"),
+                          rec("Editorial", first), rec("Editorial", second)])
+    ids = [paper.id for paper in result.papers]
+    assert len(ids) == 3 and len(set(ids)) == 3, ids
+    plain, *distinct = ids
+    # Each from its own abstract's whole hash, so the same whatever the input order.
+    assert distinct == [f"{plain}-{hashlib.sha256(a.encode()).hexdigest()[:12]}"
+                        for a in (first, second)]
+
+
+def test_papers_with_one_title_and_one_abstract_kept_apart_get_ids_of_their_own():
+    from digest.dedup import _with_distinct_ids
+    from digest.models import Paper
+    twins = [Paper(id="t:abc", title="Editorial", abstract="The same text.", sightings=(s,))
+             for s in (Sighting("a", 1), Sighting("b", 2), Sighting("c", 3))]
+    ids = [paper.id for paper in _with_distinct_ids(twins)]
+    assert ids[0] == "t:abc" and len(set(ids)) == 3, ids
+    assert _with_distinct_ids(twins[::-1])[0].id == "t:abc"  # the first of equals keeps it

@@ -25,6 +25,7 @@ which records (``explain`` prints it).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -200,15 +201,38 @@ def _merged_group(paper: Paper, group: list[int], records: list[Record],
 
 
 def _with_distinct_ids(papers: list[Paper]) -> list[Paper]:
-    """Papers kept apart under one title ("Comment on X") need ids of their own.
-
-    The most-seen of them keeps the plain id (ties: the smaller distinct id), the others
-    get one with a hash of their abstract: the same ids whatever the input order.
-    """
+    """Papers kept apart under one title ("Comment on X") need ids of their own: a paper
+    that shares its id with another is left out of the themes."""
     sharing: dict[str, list[Paper]] = {}
     for paper in papers:
         sharing.setdefault(paper.id, []).append(paper)
-    keeps = {pid: min(same, key=lambda p: (-len(p.sightings), distinct_id(pid, p)))
-             for pid, same in sharing.items() if len(same) > 1}
-    return [replace(p, id=distinct_id(p.id, p)) if p.id in keeps and keeps[p.id] is not p
-            else p for p in papers]
+    new_ids: dict[int, str] = {}
+    for pid, same in sharing.items():
+        if len(same) > 1:
+            new_ids.update(_ids_apart(pid, same))
+    return [replace(p, id=new_ids[id(p)]) if id(p) in new_ids else p for p in papers]
+
+
+def _ids_apart(pid: str, same: list[Paper]) -> dict[int, str]:
+    """New ids for the papers that share ``pid``, by ``id(paper)``.
+
+    The most-seen keeps the plain id (ties: the smaller distinct id), the others get one
+    with a short hash of their abstract: the same ids whatever the input order. Short hashes
+    are 24 bits, which thousands of papers under one title meet: those that meet get the
+    whole hash, and papers with the very same text (kept apart by a full group) a number
+    after it, in the order of their first sighting.
+    """
+    keeper = min(same, key=lambda p: (-len(p.sightings), distinct_id(pid, p)))
+    others = [paper for paper in same if paper is not keeper]
+    short = Counter(distinct_id(pid, paper) for paper in others)
+    numbered: Counter[str] = Counter()
+    ids = {}
+    for paper in others:
+        new = distinct_id(pid, paper)
+        if short[new] > 1:
+            new = distinct_id(pid, paper, digits=12)
+            numbered[new] += 1
+            if numbered[new] > 1:
+                new = f"{new}-{numbered[new]}"
+        ids[id(paper)] = new
+    return ids

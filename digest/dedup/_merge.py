@@ -83,9 +83,10 @@ def known_names(paper: Paper) -> tuple[str, ...]:
     return (paper.id, title_id) if paper.arxiv_id else (paper.id, "~" + title_id)
 
 
-def distinct_id(paper_id: str, paper: Paper) -> str:
-    """An id for a paper whose title-based id another paper already has ("Comment on X")."""
-    return f"{paper_id}-{_short_hash(paper.abstract or paper.title)[:6]}"
+def distinct_id(paper_id: str, paper: Paper, digits: int = 6) -> str:
+    """An id for a paper whose title-based id another paper already has ("Comment on X"):
+    ``digits`` hex digits (up to 12) of a hash of its abstract after it."""
+    return f"{paper_id}-{_short_hash(paper.abstract or paper.title)[:digits]}"
 
 
 def _richness(record: Record) -> tuple[bool, bool, int, int]:
