@@ -754,9 +754,6 @@ def _select(pool: _Pool, ranking: _Ranking, max_sentences: int, max_chars: int
         best = picking.best_open()
         if best is None:
             break
-        picking.closed.add(best)
-        if picking.redundancy(best) > 0.5:
-            continue
         picking.chosen.append(pool[best])
         picking.room -= 1 + len(pool[best].text)
     return picking.chosen
@@ -769,15 +766,17 @@ class _Picking:
     none outside the ``width`` most relevant can beat one inside that scores more than
     0.75 times the best relevance outside: the window widens until one does. The pick is the
     one a scan of every candidate would make, at the cost of a few hundred cosines. A sentence
-    longer than the room left is passed over at once: the room only shrinks. Candidates are
-    known by their row in the theme, so the earlier of equal scores is the smaller number.
+    longer than the room left is out of the running at once, as the room only shrinks, and so
+    is one too like a pick (redundancy over 0.5), as that only grows: a scan would pass it
+    over whenever it came first, and passing over a theme of one abstract's copies one at a
+    time was quadratic. Candidates are known by their row in the theme, so the earlier of
+    equal scores is the smaller number.
     """
 
     def __init__(self, pool: _Pool, ranking: _Ranking, max_chars: int):
         self.pool, self.ranking, self.relevance = pool, ranking, ranking.relevance
         self.room = max_chars + 1  # each sentence costs its length and a space
         self.chosen: list[_Candidate] = []
-        self.closed: set[int] = set()
         self._redundancy: dict[int, tuple[float, int]] = {}  # value, picks counted
         self.width = 64
 
@@ -805,6 +804,6 @@ class _Picking:
 
     def _is_open(self, i: int) -> bool:
         candidate = self.pool[i]
-        return i not in self.closed and len(candidate.text) < self.room and all(
+        return len(candidate.text) < self.room and all(
             candidate.paper != pick.paper and not (candidate.role == pick.role == BACKGROUND)
-            for pick in self.chosen)
+            for pick in self.chosen) and self.redundancy(i) <= 0.5
