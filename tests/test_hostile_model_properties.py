@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from digest.llm._calls import read_answer
@@ -84,6 +84,9 @@ def shared_server() -> Iterator[FakeOpenAI]:
 @settings(max_examples=25, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bodies)
+# Found by this test in CI: a lone surrogate, sent back in the repair request, could not be
+# encoded, and the run ended in a traceback.
+@example(raw=b'{"choices":[{"message":{"content":"\\ud800"}}]}')
 def test_any_body_over_http_costs_at_most_its_own_batch(shared_server: FakeOpenAI,
                                                          raw: bytes) -> None:
     shared_server.requests.clear()
@@ -103,3 +106,12 @@ def _first_batch_answers(raw: bytes) -> Any:
         return Reply.raw(raw) if FIRST_BATCH in text else None
 
     return respond
+
+
+@pytest.mark.parametrize("content", ["\\ud800", "a\\udfffb", "\\ud83d\\ude00 \\ud83d"])
+def test_an_answer_with_a_lone_surrogate_reads_as_text_that_can_be_sent_and_stored(content):
+    raw = b'{"choices":[{"message":{"content":"' + content.encode() + b'"}}]}'
+    text = completion_from_body(raw).text
+    text.encode("utf-8")  # what a repair request, the cache and the issue file need
+    assert "\ufffd" in text
+    assert ("\U0001f600" in text) == ("ude00" in content)  # a whole pair is kept
