@@ -7,6 +7,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.dedup import deduplicate
 from digest.errors import ConfigError
@@ -182,3 +184,20 @@ def test_the_report_accounts_for_every_paper() -> None:
 def test_an_unknown_method_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="use one of learned, centroid"):
         rank([paper(0, "x")], Profile(keywords=("x",)), method="bm25")  # type: ignore[arg-type]
+
+
+def _plain_fold(text: str) -> str:
+    """``fold`` as it was before its ASCII fast path: every text decomposed."""
+    import re
+    import unicodedata
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(re.findall(r"[\w+#]+", plain.replace("_", " ")))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ é-_+#/ 2\u0301ßİﬁ\u00a0") + ["Réal", "C++"]),
+                max_size=30).map("".join))
+def test_folding_ascii_without_decomposing_it_is_the_plain_fold(text):
+    from digest.relevance._match import fold
+    assert fold(text) == _plain_fold(text)

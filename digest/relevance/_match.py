@@ -21,9 +21,11 @@ _TOKEN = re.compile(r"[\w+#]+")
 
 def fold(text: str) -> str:
     """Lower case, accents off, words separated by single spaces: 'Sim-to-Réal' → 'sim to real'."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return " ".join(tok for tok in _TOKEN.findall(plain.replace("_", " ")))
+    plain = text.casefold()
+    if not plain.isascii():  # ASCII has nothing to decompose: a week's abstracts mostly
+        decomposed = unicodedata.normalize("NFKD", plain)
+        plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return " ".join(_TOKEN.findall(plain.replace("_", " ")))
 
 
 @dataclass(frozen=True)
