@@ -80,9 +80,15 @@ _BRACES = re.compile(r"\{([^{}\s\\:,;=]{1,40})\}")
 _COMMAND_BEFORE = re.compile(r"\\[A-Za-z]+\s*$")
 
 
+def has_latex(text: str) -> bool:
+    """Whether ``text`` holds anything ``strip_latex`` rewrites: text without a backslash, a
+    dollar or a pair of quote signs it gives back as it is."""
+    return "\\" in text or "$" in text or "``" in text or "''" in text
+
+
 def strip_latex(text: str) -> str:
     """Turn the LaTeX that titles and abstracts commonly carry into plain text."""
-    if "\\" not in text and "$" not in text and "``" not in text and "''" not in text:
+    if not has_latex(text):
         return text
     text = _DISPLAY_MATH.sub(lambda m: _math(m[1]), text)
     text = _INLINE_MATH.sub(lambda m: _math(m[1]), text)

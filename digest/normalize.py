@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .latex import strip_latex
+from .latex import has_latex, strip_latex
 
 __all__ = ["clean_text", "singular", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
            "ARXIV_ID", "TermNumbers"]
@@ -29,9 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # lone halves (from JSON "\ud800") cannot be encoded
 _MAX_PASSES = 6
 MAX_CLEAN_CHARS = 100_000
-# ASCII bytes that make ASCII text untidy: controls (and so every whitespace but the space)
-# and the single-character LaTeX signs.
-_UNTIDY_ASCII = bytes(range(0x20)) + b"\x7f\\$`~"
+_ASCII_CONTROLS = bytes(range(0x20)) + b"\x7f"  # and so every whitespace but the space
 
 _TYPOGRAPHY = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -62,7 +60,7 @@ def clean_text(text: str) -> str:
     if text.isascii():
         if _is_tidy_ascii(text):  # most titles and abstracts: nothing to do
             return text
-        if not _has_latex_signs(text):  # one cheap pass is enough
+        if not has_latex(text):  # one cheap pass is enough
             return collapse_whitespace(_CONTROL.sub(" ", text))
     elif _is_tidy(text):  # most other text
         return text
@@ -77,21 +75,16 @@ def clean_text(text: str) -> str:
 def _is_tidy_ascii(text: str) -> bool:
     """ASCII text that ``clean_text`` gives back as it is: no control character (so the space
     is its only whitespace), nothing LaTeX clean-up rewrites, no space to collapse."""
-    no_untidy_byte = len(text.encode("ascii").translate(None, _UNTIDY_ASCII)) == len(text)
-    return no_untidy_byte and "''" not in text and _single_spaced(text)
+    no_control = len(text.encode("ascii").translate(None, _ASCII_CONTROLS)) == len(text)
+    return no_control and not has_latex(text) and _single_spaced(text)
 
 
 def _is_tidy(text: str) -> bool:
     """Text that ``clean_text`` gives back as it is: printable (no surrogate, invisible or
     control character, and the space its only whitespace), NFC, nothing LaTeX clean-up
     rewrites, no space to collapse."""
-    return (text.isprintable() and _single_spaced(text) and not _has_latex_signs(text)
+    return (text.isprintable() and _single_spaced(text) and not has_latex(text)
             and unicodedata.is_normalized("NFC", text))
-
-
-def _has_latex_signs(text: str) -> bool:
-    """ASCII that LaTeX clean-up may rewrite (``strip_latex`` leaves text without it as is)."""
-    return "\\" in text or "$" in text or "`" in text or "~" in text or "''" in text
 
 
 def _clean_once(text: str) -> str:

@@ -165,3 +165,11 @@ def test_a_singular_is_its_own_singular_and_keeps_three_letters(word):
     stem = singular(word)
     assert singular(stem) == stem
     assert len(stem) >= 3
+
+
+def test_tex_quote_signs_become_quotes_whatever_else_the_text_holds():
+    from digest.latex import has_latex, strip_latex
+    assert strip_latex("``Attention'' is all") == "\u201cAttention\u201d is all"
+    assert strip_latex("a quote'' ends here") == "a quote\u201d ends here"  # no other sign
+    assert clean_text("a quote'' ends here") == "a quote\u201d ends here"
+    assert not has_latex("a ~ tilde, a `tick` and 5 % are plain text")

@@ -83,7 +83,7 @@ def test_the_space_is_the_only_printable_whitespace() -> None:
     # collapse_whitespace and the tidy-ASCII test leave printable text's spaces to "  " checks
     spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
     assert [c for c in spaces if c.isprintable()] == [" "]
-    assert all(c.encode("utf-8", "surrogatepass")[0] in normalize._UNTIDY_ASCII
+    assert all(c.encode("utf-8", "surrogatepass")[0] in normalize._ASCII_CONTROLS
                for c in spaces if c.isascii() and c != " ")
 
 

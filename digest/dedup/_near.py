@@ -216,15 +216,10 @@ def _pair_codes(ids: Sequence[int], signature, least: float, n: int):  # -> np.n
     return low[keep] * n + high[keep]
 
 
-def _trigrams(title: str) -> list[str]:
-    """Character trigrams of the title's content words: stopwords' trigrams (" of", "the")
-    would make every pair of titles look a little alike and flood the buckets."""
-    text = _trigram_text(title)
-    return [text[i:i + 3] for i in range(len(text) - 2)]
-
-
 def _trigram_text(title: str) -> str:
-    """The text whose trigrams are the title's (``Packed.of_trigrams`` cuts it)."""
+    """The text whose character trigrams are the title's (``Packed.of_trigrams`` cuts it):
+    its content words, as stopwords' trigrams (" of", "the") would make every pair of titles
+    look a little alike and flood the buckets."""
     return f" {' '.join(w for w in title.split() if w not in STOPWORDS) or title} "
 
 
