@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
@@ -542,7 +543,24 @@ def _alive(pid: int) -> bool:
 
 
 def _damage(path: Path) -> str | None:
-    """What is wrong with an existing store file, from its size and SQLite header alone."""
+    """What is wrong with an existing store file, from its size and SQLite header alone.
+
+    A checkpoint writes page 1, whose header gives the new size, before the pages that grow
+    the file, so a store in use can look truncated for a moment: it is only called truncated
+    if it still looks so after ``_SETTLE_S``."""
+    problem = _header_damage(path)
+    deadline = time.monotonic() + _SETTLE_S
+    while problem and problem.startswith(_TRUNCATED) and time.monotonic() < deadline:
+        time.sleep(_SETTLE_S / 10)
+        problem = _header_damage(path)
+    return problem
+
+
+_TRUNCATED = "the store is truncated"
+_SETTLE_S = 0.5  # a checkpoint of a mail's or an issue's pages takes milliseconds
+
+
+def _header_damage(path: Path) -> str | None:
     size = path.stat().st_size
     if size == 0:
         return "the store is empty (0 bytes): it was truncated, and all its history is gone"
@@ -555,6 +573,5 @@ def _damage(path: Path) -> str | None:
     pages = int.from_bytes(header[28:32], "big")
     header_valid = header[24:28] == header[92:96]
     if header_valid and size < page_size * pages:
-        return (f"the store is truncated ({size} bytes where its header says "
-                f"{page_size * pages})")
+        return f"{_TRUNCATED} ({size} bytes where its header says {page_size * pages})"
     return None

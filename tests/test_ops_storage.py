@@ -9,6 +9,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,6 +118,29 @@ def test_a_truncated_store_is_refused_not_recreated(tmp_path, size):
     assert state.stat().st_size == size  # not silently recreated
     hook = cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text())
     assert "truncated" in one_line_error(hook, 75)  # the MTA keeps the mail meanwhile
+
+
+def test_a_store_caught_mid_checkpoint_is_used_not_called_truncated(tmp_path):
+    """A checkpoint writes page 1 (its header gives the new size) before the pages that grow
+    the file. One of twenty first deliveries at once saw that moment and was refused as
+    "truncated" (CI, stop 27): a store that looks truncated is looked at again."""
+    state = tmp_path / "state.sqlite"
+    Store(state).close()
+    whole = state.read_bytes()
+    assert len(whole) > 4096
+    state.write_bytes(whole[:4096])  # page 1 written, the rest not yet
+
+    def grow() -> None:
+        with state.open("r+b") as handle:
+            handle.seek(4096)
+            handle.write(whole[4096:])
+
+    growing = threading.Timer(0.1, grow)
+    growing.start()
+    try:
+        Store(state).close()
+    finally:
+        growing.join()
 
 
 def test_a_store_lost_beside_an_output_folder_with_history_is_refused(tmp_path):
