@@ -20,11 +20,13 @@ import heapq
 import logging
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .models import CitedText, Paper, SummarySegment
 from .normalize import TermNumbers, singular
@@ -408,15 +410,60 @@ class _Candidate:
         return self.sentence.index
 
 
-# Big enough that a theme's gists and its summary share one split of each abstract.
-_TABLE_CACHE = 16_384
-
-
-@lru_cache(maxsize=_TABLE_CACHE)
-def _sentence_table(abstract: str) -> tuple[_Sentence, ...]:
+def _split_table(abstract: str) -> tuple[_Sentence, ...]:
     """Split, cleaned, rewritten, tokenized and flagged once per abstract."""
     return tuple(_sentence(i, clean_sentence(raw))
                  for i, raw in enumerate(split_sentences(abstract)))
+
+
+class _CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    chars: int
+
+
+class _TableCache:
+    """``lru_cache`` for sentence tables, bounded by the characters of the abstracts held,
+    not their number: a table costs ~11 bytes a character, so 16,384 made-up abstracts of
+    6,000 characters held over 1 GB. The bound is ~14,000 real abstracts (~180 MB): a theme's
+    gists and its summary still share one split of each abstract."""
+
+    def __init__(self, build: Callable[[str], tuple[_Sentence, ...]], max_chars: int):
+        self._build = build
+        self._max_chars = max_chars
+        self._tables: OrderedDict[str, tuple[_Sentence, ...]] = OrderedDict()
+        self._chars = self._hits = self._misses = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, abstract: str) -> tuple[_Sentence, ...]:
+        with self._lock:
+            table = self._tables.get(abstract)
+            if table is not None:
+                self._hits += 1
+                self._tables.move_to_end(abstract)
+                return table
+        table = self._build(abstract)
+        with self._lock:
+            self._misses += 1
+            if abstract not in self._tables:
+                self._tables[abstract] = table
+                self._chars += len(abstract)
+            while self._chars > self._max_chars and len(self._tables) > 1:
+                oldest, _ = self._tables.popitem(last=False)
+                self._chars -= len(oldest)
+        return table
+
+    def cache_info(self) -> _CacheInfo:
+        return _CacheInfo(self._hits, self._misses, self._chars)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._tables.clear()
+            self._chars = self._hits = self._misses = 0
+
+
+_TABLE_CHARS = 1 << 24
+_sentence_table = _TableCache(_split_table, _TABLE_CHARS)
 
 
 def _sentence(index: int, clean: str) -> _Sentence:

@@ -85,17 +85,17 @@ def test_term_counts_on_word_numbers_equal_the_plain_counts(texts, batch):
     papers = [Paper(id=f"p{i}", title=title, abstract=abstract)
               for i, (title, abstract) in enumerate(texts)]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_text, "_BATCH", batch)  # batches of a few papers: terms seen before
+        patch.setattr(_text, "_BATCH_WORDS", batch)  # a paper or a few a batch: terms seen before
         assert_same_counts(count_terms(papers), plain_counts(papers))
 
 
-@pytest.mark.parametrize("batch", [1, 7, 2048])
+@pytest.mark.parametrize("batch", [1, 700, 400_000])
 def test_term_counts_of_real_papers_equal_the_plain_counts(batch):
     records = load_sources([str(SHARED_DATA / "arxiv_metadata_sample.csv")]).records
     papers = [Paper(id=f"p{i}", title=p.title, abstract=p.abstract)
               for i, p in enumerate([*seed_papers(), *records])]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_text, "_BATCH", batch)
+        patch.setattr(_text, "_BATCH_WORDS", batch)
         assert_same_counts(count_terms(papers[:300]), plain_counts(papers[:300]))
         if batch > 1:
             assert_same_counts(count_terms(papers), plain_counts(papers))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,16 +39,20 @@ class _TokenHashes(dict[str, int]):
 
 
 _HASHES = _TokenHashes()
-_CACHE_LIMIT = 2_000_000
+# Distinct tokens numbered through a dict of their strings, and hashes kept between calls:
+# ~30 MB each at most. A real 50,000-paper week has fewer; made-up text has millions.
+NUMBERED = 1 << 18
+_CACHE_LIMIT = 1 << 18
 
 
 def _hashes_of(tokens: Iterable[str], count: int) -> np.ndarray:
-    """The 64-bit hashes of ``count`` distinct tokens, in order; the cache is emptied first
+    """The 64-bit hashes of ``count`` distinct tokens, in order; the cache is emptied after
     when it has grown past its bound."""
     import numpy as np
+    hashes = np.fromiter(map(_HASHES.__getitem__, tokens), dtype=np.uint64, count=count)
     if len(_HASHES) > _CACHE_LIMIT:
         _HASHES.clear()
-    return np.fromiter(map(_HASHES.__getitem__, tokens), dtype=np.uint64, count=count)
+    return hashes
 
 
 def token_hash(token: str) -> int:
@@ -69,18 +73,46 @@ class Packed:
     @classmethod
     def of_tokens(cls, rows: Iterable[Iterable[str]]) -> Packed:
         """Each row's distinct tokens, numbered in the order first seen and hashed once each
-        (a dict looked up through ``map``: no Python call per known token, no list per row)."""
+        (a dict looked up through ``map``: no Python call per known token, no list per row).
+        Past ``NUMBERED`` distinct tokens (made-up text, or a very large week) the rest are
+        hashed as they come and the hashes numbered in numpy, so that no table of strings
+        grows with the input; the rows are the same."""
         import numpy as np
 
         from ..normalize import TermNumbers
         numbering = TermNumbers()
         numbers, ends = array("i"), array("q", [0])
+        rows = iter(rows)
         for row in rows:
             numbers.extend(map(numbering.__getitem__, set(row)))
             ends.append(len(numbers))
+            if len(numbering) > NUMBERED:
+                table = _hashes_of(numbering, len(numbering))
+                del numbering
+                collided = len(distinct_sorted(table)) < len(table)  # never seen with 64 bits
+                return cls._of_hashes(table[np.frombuffer(numbers, dtype=np.int32)], ends, rows,
+                                      rows_distinct=not collided)
         table = _hashes_of(numbering, len(numbering))
         return cls.of_numbers(np.frombuffer(numbers, dtype=np.int32),
                               np.frombuffer(ends, dtype=np.int64), table)
+
+    @classmethod
+    def _of_hashes(cls, hashed: np.ndarray, ends: array[int], rows: Iterator[Iterable[str]],
+                   *, rows_distinct: bool) -> Packed:
+        """The rows whose tokens are ``hashed`` so far (ending at ``ends``; each row's hashes
+        distinct unless not ``rows_distinct``), then ``rows``; the hashes numbered by their
+        sorted order."""
+        import numpy as np
+        hashes = array("Q", hashed.tobytes())
+        del hashed
+        for row in rows:
+            if len(_HASHES) > _CACHE_LIMIT:
+                _HASHES.clear()
+            hashes.extend(set(map(_HASHES.__getitem__, row)))
+            ends.append(len(hashes))
+        table, numbers = _numbered(np.frombuffer(hashes, dtype=np.uint64))
+        return cls.of_numbers(numbers, np.frombuffer(ends, dtype=np.int64), table,
+                              rows_distinct=rows_distinct)
 
     @classmethod
     def of_trigrams(cls, texts: Sequence[str]) -> Packed:
@@ -114,12 +146,14 @@ class Packed:
         return cls.of_numbers(number_of[codes].astype(np.int32), offsets.astype(np.int64), table)
 
     @classmethod
-    def of_numbers(cls, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> Packed:
+    def of_numbers(cls, numbers: np.ndarray, offsets: np.ndarray, table: np.ndarray, *,
+                   rows_distinct: bool = True) -> Packed:
         """Rows of distinct numbers whose hashes are ``table[number]``. Two tokens with one
-        hash (never seen with 64 bits) become one number, as a set of hashes would count them."""
+        hash (never seen with 64 bits) become one number, as a set of hashes would count them.
+        ``rows_distinct`` false: ``table`` is distinct but a row may hold a number twice."""
         import numpy as np
         distinct, number_of = np.unique(table, return_inverse=True)
-        if len(distinct) == len(table):
+        if len(distinct) == len(table) and rows_distinct:
             return cls(numbers, offsets, table)
         rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
         codes = np.unique(rows * len(distinct) + number_of.ravel()[numbers])
@@ -224,6 +258,22 @@ def candidate_pairs(signature: np.ndarray, least: float) -> tuple[np.ndarray, np
     codes = distinct_sorted(np.concatenate(found))
     first, second = codes // n, codes % n
     return _nearest(signature, first, second, least)
+
+
+def _numbered(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` with int32 numbers, by one sort: numpy 2's
+    ``unique`` took 3 s for 3 million hashes, the sort 0.2."""
+    import numpy as np
+    order = np.argsort(values)
+    ordered = values[order]
+    first = np.empty(len(values), dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    table = ordered[first]
+    del ordered
+    numbers = np.empty(len(values), dtype=np.int32)
+    numbers[order] = np.cumsum(first, dtype=np.int32) - 1
+    return table, numbers
 
 
 def distinct_sorted(values: np.ndarray) -> np.ndarray:

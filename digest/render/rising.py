@@ -22,6 +22,7 @@ kept are not compared: their labels are no evidence).
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 import re
 from collections import Counter
@@ -52,6 +53,7 @@ _GENERIC = frozenset([
     "system", "systems", "network", "networks", "training", "based", "using", "new",
 ])
 _WORD = re.compile(r"[a-z0-9]+")
+log = logging.getLogger("digest.render")
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,45 @@ def term_profiles(groups: Sequence[Sequence[Paper]]) -> list[Profile]:
     group's papers that use it times its rarity in the whole issue (log IDF; a term every
     paper uses weighs nothing). Each paper's terms are counted and dropped: only the groups'
     counts are kept (the term sets of 45,000 papers were ~100 MB)."""
-    counts = [Counter(chain.from_iterable(map(_paper_terms, group))) for group in groups]
+    counts = _group_counts(groups)
     df: Counter[str] = Counter()
     for group_counts in counts:
         df.update(group_counts)
     total = sum(len(group) for group in groups)
     return [_profile(group_counts, len(group), df, total)
             for group_counts, group in zip(counts, groups, strict=True)]
+
+
+# (group, term) counts held at most, give or take a slice: a real 50,000-paper week holds a
+# few hundred thousand, while made-up words would hold one a word (~100 bytes each).
+PROFILED = 2_000_000
+_SLICE = 256  # papers counted between looks at the bound
+_FOOTHOLD = 10_000  # counts any group may still start once the bound is reached
+
+
+def _group_counts(groups: Sequence[Sequence[Paper]]) -> list[Counter[str]]:
+    """Each group's count of papers per term. Past ``PROFILED`` counts held, a paper adds
+    only terms its group already counts (once it has ``_FOOTHOLD``): made-up text cannot
+    grow them without end, and real weeks never reach the bound."""
+    counts: list[Counter[str]] = []
+    held, bounded = 0, False
+    for group in groups:
+        counted: Counter[str] = Counter()
+        for start in range(0, len(group), _SLICE):
+            papers = group[start:start + _SLICE]
+            if not bounded and held + len(counted) > PROFILED:
+                bounded = True
+                log.warning("rising themes: the themes hold more than %s term counts (generated "
+                            "or garbled text?); later papers add only terms their theme counts "
+                            "already", f"{PROFILED:,}")
+            if not bounded:
+                counted.update(chain.from_iterable(map(_paper_terms, papers)))
+                continue
+            for terms in map(_paper_terms, papers):
+                counted.update(terms if len(counted) < _FOOTHOLD else terms & counted.keys())
+        counts.append(counted)
+        held += len(counted)
+    return counts
 
 
 def _paper_terms(paper: Paper) -> set[str]:

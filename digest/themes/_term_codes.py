@@ -33,9 +33,11 @@ def emitted_terms(words: np.ndarray, weak: np.ndarray) -> tuple[np.ndarray, np.n
 
 class FirstSight:
     """Each term code's number, in the order codes are first seen (what a dict filled term by
-    term gives), for codes seen a batch at a time."""
+    term gives), for codes seen a batch at a time; at most ``limit`` codes are numbered."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.left_out = False  # whether a code past the limit was seen
         self._sorted = np.empty(0, dtype=np.int64)  # the codes seen, sorted
         self._numbers = np.empty(0, dtype=np.int64)  # their numbers, in the same order
         self._in_order: list[np.ndarray] = []  # the codes seen, in number order
@@ -45,12 +47,19 @@ class FirstSight:
 
     def number(self, codes: np.ndarray) -> np.ndarray:
         """The number of each of ``codes``; a code not seen before is numbered after every
-        code seen before, in the order of its first place in ``codes``."""
+        code seen before, in the order of its first place in ``codes``, while there is room
+        below the limit; -1 for a code past it."""
         distinct, first_place, inverse = np.unique(codes, return_index=True,
                                                    return_inverse=True)
         numbers, at, known = self._look_up(distinct)
         fresh = np.flatnonzero(~known)
         by_sight = fresh[np.argsort(first_place[fresh], kind="stable")]
+        room = self.limit - len(self)
+        if len(by_sight) > room:
+            self.left_out = True
+            numbers[by_sight[room:]] = -1
+            by_sight = by_sight[:room]
+            fresh = np.sort(by_sight)
         numbers[by_sight] = len(self) + np.arange(len(by_sight))
         self._in_order.append(distinct[by_sight])
         self._sorted = np.insert(self._sorted, at[fresh], distinct[fresh])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import string
 import struct
 import unicodedata
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,8 @@ from scipy import sparse
 from ..models import Paper
 from ..normalize import TermNumbers
 from ._term_codes import FirstSight, emitted_terms, row_counts, term_spellings
+
+log = logging.getLogger("digest.themes")
 
 # Words too common in paper listings to name or separate a theme on their own. They are
 # still allowed in a bigram next to a strong word: "language models", "multi agent".
@@ -169,18 +172,23 @@ class _Words(dict[str, bytes]):
     """Each word's number, from 1 in the order words are first read; 0 for a phrase break
     or a stop word, which end a phrase alike; none for a run that is no word. Looked up
     through ``map``, a known word costs no Python call; each number is kept as its four
-    bytes (a C int), so a text's numbers are one ``bytes.join``."""
+    bytes (a C int), so a text's numbers are one ``bytes.join``. Past ``MAX_WORDS`` words a
+    new one reads as a phrase break, and is not kept."""
 
     def __init__(self) -> None:
         super().__init__()
         self.spelled = [""]  # word number → word
         self.weak = bytearray(1)  # word number → 1 for a weak word
+        self.full = False
 
     def __missing__(self, run: str) -> bytes:
         if not _WORD.fullmatch(run):  # a break, or no word: "a", "2d", "größe"
             number = _BREAK if run == _BREAK_MARK else b""
         elif run in STOP_WORDS:
             number = _BREAK
+        elif len(self.spelled) > MAX_WORDS:
+            self.full = True
+            return _BREAK
         else:
             number = _C_INT.pack(len(self.spelled))
             self.spelled.append(run)
@@ -216,47 +224,98 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     ``paper_text`` (terms sorted, then pruned), entries in its order. Words are read once
     into numbers and the phrase rules, bigrams and tallies worked out on arrays of them a
     batch of papers at a time (``emitted_terms``, ``FirstSight``, ``row_counts``): a Python
-    step per word was most of the stage at 50,000 papers. Only each distinct term is
-    spelled out."""
+    step per word was most of the stage at 50,000 papers. Only the terms kept are spelled
+    out: text of made-up words has millions that occur once.
+
+    Generated text is bounded: past ``MAX_WORDS`` distinct words a new word reads as a
+    phrase break, and past ``MAX_DISTINCT_TERMS`` a term never seen before is not counted
+    (a real 50,000-paper week has about a tenth of each; both are logged). Of the terms
+    kept, at most ``most_terms(len(papers))``, those in the most papers, are clustered on."""
     words = _Words()
     titles = [words.read(paper.title) for paper in papers]
-    vocabulary = FirstSight()
-    pieces = [_batch_counts(papers[start:start + _BATCH], titles[start:start + _BATCH],
-                            words, vocabulary)
-              for start in range(0, len(papers), _BATCH)]
+    vocabulary = FirstSight(MAX_DISTINCT_TERMS)
+    pieces = [_batch_counts(batch, words, vocabulary)
+              for batch in _word_batches(papers, titles, words)]
+    _log_bounds(words, vocabulary)
     if not len(vocabulary):  # only stop words
         return None
     matrix = _csr(pieces, len(papers), len(vocabulary))
+    kept_numbers = _frequent_enough(matrix, len(papers))
+    if not kept_numbers.size:
+        return None
     # The order of each row's entries is sklearn's: by first sight in the corpus, then
     # renumbered in term order without sorting again. Sums over a row follow that order, and
     # the same order gives the same bits, so the same themes.
-    ordered, place = _sorted_terms(term_spellings(vocabulary.codes(), words.spelled))
-    matrix.indices = place.take(matrix.indices)
-    kept = _frequent_enough(matrix, len(papers))
-    if not kept.size or (matrix := matrix[:, kept]).nnz == 0:
+    terms, place = _sorted_terms(term_spellings(vocabulary.codes()[kept_numbers],
+                                                words.spelled))
+    column = np.full(len(vocabulary), -1, dtype=np.intc)  # term number → kept column
+    column[kept_numbers] = place
+    matrix = matrix[:, kept_numbers]
+    if matrix.nnz == 0:
         return None
-    kept_column = np.full(len(ordered), -1, dtype=np.intc)
-    kept_column[kept] = np.arange(len(kept), dtype=np.intc)
-    return TermCounts(matrix, ordered[kept],
-                      _in_title(titles, words, vocabulary, kept_column[place], len(kept)))
+    matrix.indices = place.take(matrix.indices)
+    return TermCounts(matrix, terms, _in_title(titles, words, vocabulary, column, len(terms)))
 
 
-# Papers whose words are worked out together: ~400,000 words, arrays of a few MB each.
-_BATCH = 2048
+# Bounds on generated text (a real 50,000-paper week reads ~200,000 distinct words and
+# ~800,000 distinct terms); each distinct word or term costs ~100-200 bytes.
+MAX_WORDS = 1_000_000
+MAX_DISTINCT_TERMS = 4_000_000
 
 
-def _batch_counts(papers: Sequence[Paper], titles: Sequence[bytes], words: _Words,
-                  vocabulary: FirstSight) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def most_terms(n_papers: int) -> int:
+    """How many terms at most are clustered on: ~20 a paper, within 20,000 and 150,000.
+    Real listings keep 6-15 a paper; made-up words keep hundreds, and each costs the
+    clustering's SVD a row of its basis."""
+    return min(150_000, max(20_000, 20 * n_papers))
+
+
+def _log_bounds(words: _Words, vocabulary: FirstSight) -> None:
+    if words.full:
+        log.warning("themes: the papers hold more than %s distinct words (generated or garbled "
+                    "text?); words first seen after that end a phrase and are not counted",
+                    f"{MAX_WORDS:,}")
+    if vocabulary.left_out:
+        log.warning("themes: the papers hold more than %s distinct terms (generated or garbled "
+                    "text?); terms first seen after that are not counted",
+                    f"{MAX_DISTINCT_TERMS:,}")
+
+
+# Words worked out together: arrays of a few MB each. That is ~2,000 real papers, or a few
+# hundred abstracts of made-up words joined by hyphens (thousands of terms each).
+_BATCH_WORDS = 400_000
+
+
+def _word_batches(papers: Sequence[Paper], titles: Sequence[bytes], words: _Words
+                  ) -> Iterator[list[bytes]]:
+    """Each paper's word numbers as ``tokenize(paper_text(paper))`` reads them, its title's
+    read once (a line break ends every phrase, so the title's terms repeat as they are; only
+    a "$" in the title can open math across lines), in batches of about ``_BATCH_WORDS``."""
+    batch: list[bytes] = []
+    size = 0
+    for paper, title in zip(papers, titles, strict=True):
+        listed = (words.read(paper_text(paper)) if "$" in paper.title
+                  else title + _BREAK + title + _BREAK + words.read(paper.abstract))
+        batch.append(listed)
+        size += len(listed)
+        if size >= _BATCH_WORDS * len(_BREAK):
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _batch_counts(batch: list[bytes], words: _Words, vocabulary: FirstSight
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The papers' term counts as CSR pieces (``row_counts``), columns numbered by first
-    sight. A paper reads as ``tokenize(paper_text(paper))`` reads it, its title's words read
-    once: a line break ends every phrase, so the title's terms repeat as they are; only a "$"
-    in the title can open math across lines."""
-    sequence, rows = _one_after_another(
-        words.read(paper_text(paper)) if "$" in paper.title
-        else title + _BREAK + title + _BREAK + words.read(paper.abstract)
-        for paper, title in zip(papers, titles, strict=True))
+    sight."""
+    sequence, rows = _one_after_another(batch)
     codes, positions = emitted_terms(sequence, words.weak_flags())
-    return row_counts(rows[positions], vocabulary.number(codes), len(papers))
+    numbers = vocabulary.number(codes)
+    if vocabulary.left_out:  # a term past the bound is not counted
+        counted = numbers >= 0
+        numbers, positions = numbers[counted], positions[counted]
+    return row_counts(rows[positions], numbers, len(batch))
 
 
 def _one_after_another(word_lists: Iterable[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -319,10 +378,16 @@ def _sorted_terms(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
     """The columns of terms in at least 2 papers and at most half of them (20 papers or more;
-    every term below that)."""
+    every term below that), in order; at most ``most_terms(n)`` of them, those in the most
+    papers (of equals, the earlier column)."""
     papers_with = np.bincount(matrix.indices, minlength=matrix.shape[1])
     low, high = (2, 0.5 * n) if n >= 20 else (1, 1.0 * n)
-    return np.flatnonzero((papers_with >= low) & (papers_with <= high))
+    kept = np.flatnonzero((papers_with >= low) & (papers_with <= high))
+    most = most_terms(n)
+    if len(kept) > most:
+        widest = np.argsort(-papers_with[kept], kind="stable")[:most]
+        kept = np.sort(kept[widest])
+    return kept
 
 
 def _in_title(titles: Sequence[bytes], words: _Words, vocabulary: FirstSight,
