@@ -239,8 +239,8 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
     _log_bounds(words, vocabulary)
     if not len(vocabulary):  # only stop words
         return None
-    matrix = _csr(pieces, len(papers), len(vocabulary))
-    kept_numbers = _frequent_enough(matrix, len(papers))
+    matrix, papers_with = _csr(pieces, len(papers), len(vocabulary))
+    kept_numbers = _frequent_enough(matrix, len(papers), papers_with)
     if not kept_numbers.size:
         return None
     # The order of each row's entries is sklearn's: by first sight in the corpus, then
@@ -250,7 +250,7 @@ def count_terms(papers: Sequence[Paper]) -> TermCounts | None:
                                                 words.spelled))
     column = np.full(len(vocabulary), -1, dtype=np.intc)  # term number → kept column
     column[kept_numbers] = place
-    matrix = matrix[:, kept_numbers]
+    matrix = matrix[:, kept_numbers].astype(np.float64)
     if matrix.nnz == 0:
         return None
     matrix.indices = place.take(matrix.indices)
@@ -331,14 +331,22 @@ def _one_after_another(word_lists: Iterable[bytes]) -> tuple[np.ndarray, np.ndar
 
 
 def _csr(pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, n_terms: int
-         ) -> sparse.csr_matrix:
-    """The batches' pieces as one matrix, built as ``term_matrix`` builds its own."""
-    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc, copy=False)
-    values = np.concatenate([piece[1] for piece in pieces]).astype(np.float64)
+         ) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """The batches' pieces as one matrix of counts (C ints, made float64 once pruned: made-up
+    text has tens of millions of entries before), built as ``term_matrix`` builds its own,
+    and how many papers have each term (counted a batch at a time: a count over the whole
+    matrix would copy its column numbers as 64-bit ones). The pieces are emptied."""
+    papers_with = np.zeros(n_terms, dtype=np.int64)
+    for piece in pieces:
+        counted = np.bincount(piece[0])
+        papers_with[:len(counted)] += counted
     row_ends = np.concatenate([[0], *(piece[2] for piece in pieces)]).cumsum()
-    matrix = sparse.csr_matrix((values, columns, row_ends.astype(np.int64)), shape=(n, n_terms))
+    columns = np.concatenate([piece[0] for piece in pieces]).astype(np.intc, copy=False)
+    counts = np.concatenate([piece[1] for piece in pieces]).astype(np.intc, copy=False)
+    pieces.clear()
+    matrix = sparse.csr_matrix((counts, columns, row_ends.astype(np.int64)), shape=(n, n_terms))
     matrix.sort_indices()
-    return matrix
+    return matrix, papers_with
 
 
 def term_matrix(term_lists: Iterable[list[str]], n: int
@@ -376,11 +384,14 @@ def _sorted_terms(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([terms[i] for i in order], dtype=object), place
 
 
-def _frequent_enough(matrix: sparse.csr_matrix, n: int) -> np.ndarray:
+def _frequent_enough(matrix: sparse.csr_matrix, n: int, papers_with: np.ndarray | None = None
+                     ) -> np.ndarray:
     """The columns of terms in at least 2 papers and at most half of them (20 papers or more;
     every term below that), in order; at most ``most_terms(n)`` of them, those in the most
-    papers (of equals, the earlier column)."""
-    papers_with = np.bincount(matrix.indices, minlength=matrix.shape[1])
+    papers (of equals, the earlier column). ``papers_with`` counts each column's papers, if
+    known."""
+    if papers_with is None:
+        papers_with = np.bincount(matrix.indices, minlength=matrix.shape[1])
     low, high = (2, 0.5 * n) if n >= 20 else (1, 1.0 * n)
     kept = np.flatnonzero((papers_with >= low) & (papers_with <= high))
     most = most_terms(n)
