@@ -190,8 +190,27 @@ def test_json_of_countless_empty_objects_is_refused_before_it_is_built(tmp_path,
     path = tmp_path / "empties.json"
     path.write_text(shape.format(",".join(["{}"] * 5000)), encoding="utf-8")
     (error,) = load_sources([str(path)], limits=IngestLimits(max_records_per_source=10)).errors
-    assert "holds about 5,00" in error.problem and "10 records" in error.problem
+    assert "holds 5,00" in error.problem and "10 records" in error.problem
     assert "[limits] max_records_per_source" in error.fix
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_braces_inside_strings_are_not_counted_as_objects(tmp_path, suffix):
+    """LaTeX in abstracts ("\\mathcal{O}(n^{2})") is braces inside strings: 8 records with 200
+    each were refused as "about 1,600 JSON objects" against a cap of 10 records (stop 27)."""
+    rows = [{"title": f"Made-Up Paper Number {i}",
+             "abstract": "We bound the cost by $\\mathcal{O}(n^{2})$ [1]. " * 100}
+            for i in range(8)]
+    result = load_sources([write(tmp_path / f"latex{suffix}", rows)],
+                          limits=IngestLimits(max_records_per_source=10))
+    assert not result.errors and len(result.records) == 8
+
+
+def test_a_flood_of_objects_hidden_after_strings_is_still_refused(tmp_path):
+    path = tmp_path / "flood.json"
+    path.write_text('["a \\" {", ' + ",".join(["{}"] * 5000) + ', "}"]', encoding="utf-8")
+    (error,) = load_sources([str(path)], limits=IngestLimits(max_records_per_source=10)).errors
+    assert "holds 5,001 JSON objects and lists" in error.problem  # and the list
 
 
 def test_rows_without_titles_count_against_the_cap(tmp_path):

@@ -64,17 +64,27 @@ def parse_json(text: str, source: str) -> Parsed:
 
 def _check_containers(text: str, source: str) -> None:
     """Refuse JSON with far more objects and lists than the record cap could use, before
-    Python builds them all (64 MiB of ``{},{},…`` is 21 million dicts, over 1.5 GB)."""
+    Python builds them all (64 MiB of ``{},{},…`` is 21 million dicts, over 1.5 GB). Braces
+    are counted outside strings only when the plain count is over: LaTeX in abstracts
+    ("\\mathcal{O}(n^{2})") is braces inside strings."""
     cap = current_record_cap()
     if cap is None:
         return
     most = _CONTAINERS_PER_RECORD * cap
-    found = text.count("{") + text.count("[")  # an overcount (braces in strings): a bound
+    if text.count("{") + text.count("[") <= most:
+        return
+    bare = _JSON_STRING.sub("", text)
+    found = bare.count("{") + bare.count("[")
     if found > most:
-        raise SourceError(source, f"holds about {found:,} JSON objects and lists, more than "
+        raise SourceError(source, f"holds {found:,} JSON objects and lists, more than "
                           f"{cap:,} records (the most a source may give) could use",
                           fix=f"split the file, or raise {SETTING['max_records_per_source']} in "
                               "the config")
+
+
+# A JSON string: no raw line break can be in one, so a broken line of JSON lines cannot hide
+# the lines after it.
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 
 
 def _array_items(text: str, start: int, source: str) -> Iterator[tuple[int, int | None, Any]]:
