@@ -71,8 +71,8 @@ def parse_email(text: str, source: str) -> Parsed:
 
 
 def parse_email_bytes(data: bytes, source: str) -> Parsed:
-    _check_parts(data, source)
     try:
+        _check_parts(data, source)
         return _parse_message(email.message_from_bytes(data, policy=policy.default), source)
     except RecursionError:
         raise SourceError(source, "the e-mail's parts are nested too deeply to read",
