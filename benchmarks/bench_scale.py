@@ -6,7 +6,12 @@ once (a plain ``encode_ordinary`` loop), the least of three tries. Each size's d
 in a fresh process, its bytecode written beforehand as an install writes it; its peak RSS is
 that process's ``ru_maxrss``. The growth exponent is log(t50k / t5k) / log(10).
 
-    python benchmarks/bench_scale.py [--sizes 5000 50000] [--results benchmarks/results.md]
+It then runs listings of made-up text (``--made-up``, 20,000 papers: the most a run takes by
+default) whose abstracts hold millions of distinct words or terms, where a real week has a few
+hundred thousand: each table keyed by a word or term is bounded (tests/test_made_up_text.py).
+
+    python benchmarks/bench_scale.py [--sizes 5000 50000] [--made-up 20000]
+                                     [--results benchmarks/results.md]
 """
 
 from __future__ import annotations
@@ -74,6 +79,33 @@ def _made_up_paper(base: Sequence[tuple[str, str]], number: int,
 
 
 FLOOR_RUNS = 3
+
+
+MADE_UP_KINDS = {
+    "random words": lambda word, rng: " ".join(
+        " ".join(word(rng.randint(4, 12)) for _ in range(14)) + "." for _ in range(40)),
+    "words joined by hyphens": lambda word, rng: "-".join(word(3) for _ in range(1200)),
+    "two letters joined by apostrophes": lambda word, rng: "'".join(word(2) for _ in range(1600)),
+}
+
+
+def made_up_listing(count: int, kind: str, folder: Path, seed: int = 0) -> None:
+    """``count`` papers as JSON lines, 10,000 a file (the most a source gives by default):
+    four sentences that read as an abstract, then made-up text, 6,000 characters in all."""
+    rng = random.Random(seed)
+
+    def word(n: int) -> str:
+        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+
+    tail = MADE_UP_KINDS[kind]
+    for part, start in enumerate(range(0, count, 10_000)):
+        lines = []
+        for number in range(start, min(count, start + 10_000)):
+            prose = " ".join(f"We study the {word(6)} problem for {word(7)} models and show "
+                             f"that {word(5)} improves results." for _ in range(4))
+            lines.append(json.dumps({"title": f"Paper {word(8)} {number}",
+                                     "abstract": f"{prose} {tail(word, rng)}"[:5990]}))
+        (folder / f"made_up_{part}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
 
 
 def floor_seconds(folder: Path, abstracts: Sequence[str]) -> tuple[float, float]:
@@ -165,6 +197,32 @@ def measure(sizes: Sequence[int]) -> list[dict]:
     return rows
 
 
+def measure_made_up(count: int) -> list[dict]:
+    rows = []
+    for kind in MADE_UP_KINDS:
+        with tempfile.TemporaryDirectory() as tmp:
+            pages = Path(tmp) / "pages"
+            pages.mkdir()
+            made_up_listing(count, kind, pages)
+            wall, cpu, rss, report = run_digest(pages, Path(tmp))
+            rows.append({"kind": kind, "papers": count, "wall": wall, "cpu": cpu, "rss": rss,
+                         "in_issue": report["counts"]["papers_in_issue"],
+                         "stages": report["stages"]})
+            print(f"{count:,} papers of {kind}: {wall:.1f} s ({cpu:.1f} s CPU), "
+                  f"peak RSS {rss:.0f} MiB", flush=True)
+    return rows
+
+
+def made_up_table(rows: Sequence[dict]) -> str:
+    lines = ["| made-up text | papers | in issue | digest wall | digest CPU | peak RSS |"
+             " slowest stage |", "|---" * 7 + "|"]
+    for r in rows:
+        stage, spent = max(r["stages"].items(), key=lambda item: item[1]["cpu_s"])
+        lines.append(f"| {r['kind']} | {r['papers']:,} | {r['in_issue']:,} | {r['wall']:.1f} s | "
+                     f"{r['cpu']:.1f} s | {r['rss']:.0f} MiB | {stage} {spent['cpu_s']:.1f} s |")
+    return "\n".join(lines)
+
+
 def table(rows: Sequence[dict]) -> str:
     lines = ["| papers | in issue | themes | digest wall | floor | × floor | digest CPU "
              "| floor CPU | × floor (CPU) | peak RSS |", "|---" * 10 + "|"]
@@ -213,9 +271,22 @@ def write_section(path: Path, name: str, text: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[5_000, 50_000])
+    parser.add_argument("--made-up", type=int, default=20_000, metavar="PAPERS",
+                        help="papers of each kind of made-up text (0: none)")
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results.md")
     args = parser.parse_args()
     described = machine()
+    compile_digest()
+    if args.made_up:
+        made_up = made_up_table(measure_made_up(args.made_up))
+        print(made_up)
+        write_section(args.results, "bench_scale_made_up", (
+            "## Made-up text (`bench_scale.py --made-up`)\n\n"
+            "One run per kind, offline backend, default limits: abstracts of made-up words "
+            "(millions of distinct words or terms, where the 50,000 papers above have 60,000 "
+            f"words and 115,000 terms). Machine: {described}.\n\n" + made_up + "\n"))
+    if not args.sizes:
+        return 0
     rows = measure(args.sizes)
     text = (table(rows) + "\n\nCPU seconds by stage (the run report's `stages`):\n\n"
             + stage_table(rows))
