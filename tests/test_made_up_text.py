@@ -255,3 +255,16 @@ def test_hashes_are_numbered_as_numpy_numbers_them(values):
     expected_table, expected_numbers = np.unique(flat, return_inverse=True)
     assert table.tolist() == expected_table.tolist()
     assert numbers.dtype == np.int32 and numbers.tolist() == expected_numbers.ravel().tolist()
+
+
+def test_runs_that_are_no_word_are_not_kept_without_end():
+    """"7abc", "x2y", "größe": runs a word never is, cached so far only (made-up text of
+    digits and letters has millions of them)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_text, "MAX_WORDS", 5)
+        words = _text._Words()
+        text = " ".join(f"{n}abc" for n in range(100)) + " alpha beta"
+        numbers = words.read(text)
+        assert len(words) <= 2 * 5 + 2
+        assert words.read("alpha beta") == numbers[-8:]  # the words kept their numbers
+        assert words.read(" ".join(f"{n}abc" for n in range(100))) == b""

@@ -173,7 +173,8 @@ class _Words(dict[str, bytes]):
     or a stop word, which end a phrase alike; none for a run that is no word. Looked up
     through ``map``, a known word costs no Python call; each number is kept as its four
     bytes (a C int), so a text's numbers are one ``bytes.join``. Past ``MAX_WORDS`` words a
-    new one reads as a phrase break, and is not kept."""
+    new one reads as a phrase break, and is not kept; nor are runs that are no word past
+    twice that many entries."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -193,7 +194,10 @@ class _Words(dict[str, bytes]):
             number = _C_INT.pack(len(self.spelled))
             self.spelled.append(run)
             self.weak.append(run in WEAK_WORDS)
-        self[run] = number
+            self[run] = number  # a word keeps its number
+            return number
+        if len(self) < 2 * MAX_WORDS:  # a run that is no word ("7b", "größe") is kept so far
+            self[run] = number
         return number
 
     def read(self, text: str) -> bytes:
