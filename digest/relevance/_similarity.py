@@ -61,9 +61,10 @@ def _text(paper: Record | Paper) -> str:
 def _tfidf(texts: list[str]) -> Any:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    vectorizer = TfidfVectorizer(strip_accents="unicode", lowercase=True, stop_words="english",
-                                 token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b",
-                                 ngram_range=(1, 2), sublinear_tf=True,
+    words_and_bigrams = TfidfVectorizer(
+        strip_accents="unicode", lowercase=True, stop_words="english",
+        token_pattern=r"(?u)\b[a-zA-Z_][a-zA-Z0-9_]+\b", ngram_range=(1, 2)).build_analyzer()
+    vectorizer = TfidfVectorizer(analyzer=_Bounded(words_and_bigrams), sublinear_tf=True,
                                  max_features=MAX_FEATURES, norm="l2")
     try:
         return vectorizer.fit_transform(texts)
@@ -71,6 +72,40 @@ def _tfidf(texts: list[str]) -> Any:
         from scipy import sparse
 
         return sparse.csr_matrix((len(texts), 1))
+
+
+# Distinct words and bigrams read before the most frequent MAX_FEATURES are kept: the 2,000
+# papers of the arXiv sample have 132,000, so a real 20,000-paper week ~1M; made-up text has
+# millions, which scikit-learn keeps (~100 bytes each) until it has read every text.
+MAX_GRAMS = 4_000_000
+
+
+class _Bounded:
+    """The analyzer ``analyze``, except that past ``MAX_GRAMS`` distinct features a feature
+    not seen before is left out (logged once). Below it, what ``analyze`` gives."""
+
+    def __init__(self, analyze: Any):
+        self._analyze = analyze
+        self._seen: set[str] = set()
+        self._full = False
+
+    def __call__(self, text: str) -> list[str]:
+        grams = self._analyze(text)
+        if len(self._seen) + len(grams) <= MAX_GRAMS:
+            self._seen.update(grams)
+            return grams
+        if not self._full:
+            self._full = True
+            logger.warning("relevance: the papers hold more than %s distinct words and bigrams "
+                           "(generated or garbled text?); those first seen after that are not "
+                           "counted", f"{MAX_GRAMS:,}")
+        kept = []
+        for gram in grams:
+            if gram not in self._seen and len(self._seen) < MAX_GRAMS:
+                self._seen.add(gram)
+            if gram in self._seen:
+                kept.append(gram)
+        return kept
 
 
 def _in_library(week: Sequence[Paper], library: Sequence[Record | Paper]) -> list[bool]:
