@@ -779,18 +779,55 @@ _FIRST_PERSON_OPENING = re.compile(
 _WHOSE = ("One paper", "Another", "A third", "Another")
 
 
+# "We provide X and study Y": a verb joined to the opening one by "and" had "we" for its
+# subject too. It is one of these, followed by what a verb takes ("the", "that", "how" ...).
+_RESEARCH_VERBS = (
+    "propose|introduce|present|develop|release|build|provide|design|describe|study|"
+    "investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e|evaluate|compare|"
+    "derive|prove|discuss|examine|extend|establish|apply|conduct|report|offer|obtain|achieve|"
+    "validate|verify|highlight|reveal|discover|formulate|implement|characteri[sz]e|quantify|"
+    "construct|train|benchmark|release|outline|review|survey|assess|measure|leverage")
+_JOINED_VERB = re.compile(
+    r"(?<!\S)(\S+)(\s+and\s+)(" + _RESEARCH_VERBS + r")(?=\s+(?:the|a|an|that|how|whether|"
+    r"its|their|this|these|those|which|what|why|when|it|them|several|two|three|new|both|"
+    r"each|various|such|different|multiple|extensive)\b)")
+_A_VERB = re.compile(r"(?:" + _RESEARCH_VERBS + r")s?|\w+(?:ed|ing)", re.IGNORECASE)
+
+
 def _attribute(sentences: list[str]) -> list[str]:
     attributed = []
     count = 0
     for text in sentences:
         match = _FIRST_PERSON_OPENING.match(text)
         if match:
-            verb = match[1][:-1] + "ies" if match[1].endswith("y") else match[1] + "s"
-            text = f"{_WHOSE[min(count, len(_WHOSE) - 1)]} {verb}{text[match.end():]}"
+            rest = _JOINED_VERB.sub(_third_person_joined, text[match.end():])
+            text = f"{_WHOSE[min(count, len(_WHOSE) - 1)]} {_third_person(match[1])}{rest}"
             text = re.sub(r"\b([Oo])ur\b", lambda m: "Its" if m[1] == "O" else "its", text)
             count += 1
         attributed.append(text)
     return attributed
+
+
+def _third_person_joined(match: re.Match[str]) -> str:
+    """The joined verb made third person, unless it may have a subject of its own: right
+    after another verb ("agents explore and identify"), or after a clause that could give
+    it one ("a method where agents learn and identify"; a parenthesis does not count)."""
+    before, joint, verb = match.groups()
+    said_before = _PARENTHESIS.sub("", match.string[:match.start(2)])
+    if _A_VERB.fullmatch(before.rstrip(",")) or _CLAUSE.search(said_before):
+        return match[0]
+    return f"{before}{joint}{_third_person(verb)}"
+
+
+_PARENTHESIS = re.compile(r"\([^()]*\)")
+_CLAUSE = re.compile(r"\b(?:where|which|that|who|whom|whose|while|when|whereby|whether|if)\b",
+                     re.IGNORECASE)
+
+
+def _third_person(verb: str) -> str:
+    if verb.endswith("y"):
+        return verb[:-1] + "ies"
+    return verb + ("es" if verb.endswith(("sh", "ch", "ss", "x")) else "s")
 
 
 def _select(pool: _Pool, ranking: _Ranking, max_sentences: int, max_chars: int

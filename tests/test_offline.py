@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest import offline
 from digest.models import Paper
 from digest.offline import paper_gist, split_sentences, theme_summary, theme_tldr
 
@@ -26,9 +27,14 @@ def words(text: str) -> list[str]:
     return [w.strip(",;:.").lower() for w in text.removesuffix("…").split()]
 
 
-def is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+def is_subsequence(needle: list[str], haystack: list[str], same=str.__eq__) -> bool:
     rest = iter(haystack)
-    return all(any(w == h for h in rest) for w in needle)
+    return all(any(same(w, h) for h in rest) for w in needle)
+
+
+def _same_or_third_person(word: str, abstract_word: str) -> bool:
+    """"We propose X and study Y" may read "One paper proposes X and studies Y"."""
+    return word in (abstract_word, offline._third_person(abstract_word))
 
 
 ATTRIBUTION = re.compile(r"^(?:One paper|Another|A third) \w+ ")
@@ -38,14 +44,15 @@ def from_one_sentence(text: str, abstract: str) -> bool:
     """The text's words appear in order in one sentence of the abstract.
 
     A theme summary may say whose work a sentence describes ("One paper proposes X, its ...")
-    where the abstract said "We propose X, our ...": those words are left out of the check.
+    where the abstract said "We propose X, our ...": those words are left out of the check,
+    and a verb joined to the first by "and" may be in its third person.
     """
     own = words(ATTRIBUTION.sub("", text))
-    readings = [own, own[1:]]  # "This framework …" may have become "The framework …"
+    readings = [(own, str.__eq__), (own[1:], str.__eq__)]  # "This framework" → "The framework"
     if ATTRIBUTION.match(text):
-        readings.append(["our" if w == "its" else w for w in own])
-    return any(is_subsequence(reading, words(s))
-               for reading in readings for s in split_sentences(abstract))
+        readings.append((["our" if w == "its" else w for w in own], _same_or_third_person))
+    return any(is_subsequence(reading, words(s), same)
+               for reading, same in readings for s in split_sentences(abstract))
 
 
 # ---------------------------------------------------------------- split_sentences
@@ -578,3 +585,25 @@ def test_no_seed_tldr_line_is_a_list_of_names() -> None:
     lines = [item.text for item in issue_view(built.issue).tldr]
     assert lines and not [line for line in lines if line.startswith("Papers such as")]
     assert all(len(line.split()) >= 3 for line in lines), lines
+
+
+@pytest.mark.parametrize(("sentence", "attributed"), [
+    ("We propose X and show that it works.", "One paper proposes X and shows that it works."),
+    ("We provide schemes (which give a bond, M=1), and study the structure.",
+     "One paper provides schemes (which give a bond, M=1), and studies the structure."),
+    ("We introduce A, and analyze its limits and our gains.",
+     "One paper introduces A, and analyzes its limits and its gains."),
+    ("We study graphs and establish the bounds and prove that they hold.",
+     "One paper studies graphs and establishes the bounds and proves that they hold."),
+    # the joined verb may have a subject of its own: left as it is
+    ("We propose a method where agents learn and identify the goals.",
+     "One paper proposes a method where agents learn and identify the goals."),
+    ("We propose a planner whose agents explore and identify the goals.",
+     "One paper proposes a planner whose agents explore and identify the goals."),
+    ("We propose a method and use cases for it.",
+     "One paper proposes a method and use cases for it."),
+])
+def test_a_verb_joined_to_the_opening_one_is_made_third_person_too(sentence, attributed):
+    """"One paper provides optical schemes … and study the entanglement" was in the arXiv
+    sample's issue: the verb after "and" had "we" for its subject too."""
+    assert offline._attribute([sentence]) == [attributed]
