@@ -786,10 +786,10 @@ _RESEARCH_VERBS = (
     "investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e|evaluate|compare|"
     "derive|prove|discuss|examine|extend|establish|apply|conduct|report|offer|obtain|achieve|"
     "validate|verify|highlight|reveal|discover|formulate|implement|characteri[sz]e|quantify|"
-    "construct|train|benchmark|release|outline|review|survey|assess|measure|leverage")
+    "construct|train|benchmark|outline|review|survey|assess|measure|leverage")
 _JOINED_VERB = re.compile(
     r"(?<!\S)(\S+)(\s+and\s+)(" + _RESEARCH_VERBS + r")(?=\s+(?:the|a|an|that|how|whether|"
-    r"its|their|this|these|those|which|what|why|when|it|them|several|two|three|new|both|"
+    r"our|its|their|this|these|those|which|what|why|when|it|them|several|two|three|new|both|"
     r"each|various|such|different|multiple|extensive)\b)")
 _A_VERB = re.compile(r"(?:" + _RESEARCH_VERBS + r")s?|\w+(?:ed|ing)", re.IGNORECASE)
 

@@ -593,6 +593,7 @@ def test_no_seed_tldr_line_is_a_list_of_names() -> None:
      "One paper provides schemes (which give a bond, M=1), and studies the structure."),
     ("We introduce A, and analyze its limits and our gains.",
      "One paper introduces A, and analyzes its limits and its gains."),
+    ("We release A and evaluate our agents.", "One paper releases A and evaluates its agents."),
     ("We study graphs and establish the bounds and prove that they hold.",
      "One paper studies graphs and establishes the bounds and proves that they hold."),
     # the joined verb may have a subject of its own: left as it is

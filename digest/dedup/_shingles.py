@@ -40,7 +40,8 @@ class _TokenHashes(dict[str, int]):
 
 _HASHES = _TokenHashes()
 # Distinct tokens numbered through a dict of their strings, and hashes kept between calls:
-# ~30 MB each at most. A real 50,000-paper week has fewer; made-up text has millions.
+# ~30 MB each at most. The 50k benchmark's abstracts have 16,500 distinct words; made-up text
+# has millions (and past the bound the packed rows are the same, only slower to make).
 NUMBERED = 1 << 18
 _CACHE_LIMIT = 1 << 18
 
