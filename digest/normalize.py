@@ -16,8 +16,8 @@ import unicodedata
 
 from .latex import has_latex, strip_latex
 
-__all__ = ["clean_text", "singular", "strip_latex", "title_key", "find_arxiv_id", "arxiv_abs_url",
-           "ARXIV_ID", "TermNumbers"]
+__all__ = ["clean_text", "encodable", "singular", "strip_latex", "title_key", "find_arxiv_id",
+           "arxiv_abs_url", "ARXIV_ID", "TermNumbers"]
 
 # Zero-width characters, bidi controls, BOM, soft hyphen, interlinear annotation marks
 # and Unicode tag characters: invisible in a reader, but they can hide or reorder text.
@@ -87,11 +87,17 @@ def _is_tidy(text: str) -> bool:
             and unicodedata.is_normalized("NFC", text))
 
 
+def encodable(text: str) -> str:
+    """``text`` with each lone half of a surrogate pair (JSON's "\\ud800") as U+FFFD: no
+    UTF-8 text can hold one."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 def _clean_once(text: str) -> str:
     # Surrogates, invisible and control characters are all unprintable: printable text
     # skips the substitutions (most non-ASCII text).
     if not text.isprintable():
-        text = _SURROGATE.sub("\ufffd", text)
+        text = encodable(text)
     text = unicodedata.normalize("NFC", text)
     visible = text
     if not text.isprintable():

@@ -12,11 +12,11 @@ invalid answer: one repair request, then the offline summarizer for that batch.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from ..normalize import encodable
 from ..textsafety import untrusted_preview
 from .base import AnswerUnreadable, Completion
 
@@ -55,21 +55,13 @@ def completion_from_body(raw: bytes) -> Completion:
     details = usage.get("prompt_tokens_details")
     finish = choice.get("finish_reason")
     return Completion(
-        text=_encodable(content),
+        # JSON may escape half of a surrogate pair ("\ud800"): sent back in a repair
+        # request, kept in the cache or written to the issue, it ended the run.
+        text=encodable(content),
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
         cached_tokens=_count(details.get("cached_tokens") if isinstance(details, dict) else 0),
         finish_reason=finish if isinstance(finish, str) and finish else "stop")
-
-
-# JSON may escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold: sent back
-# in a repair request, kept in the cache or written to the issue, it ended the run.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _encodable(text: str) -> str:
-    """``text`` with each lone surrogate as U+FFFD (whole pairs were decoded already)."""
-    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _json_body(raw: bytes) -> Any:
