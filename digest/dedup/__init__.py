@@ -222,13 +222,14 @@ def _ids_apart(pid: str, same: list[Paper]) -> dict[int, str]:
     whole hash, and papers with the very same text (kept apart by a full group) a number
     after it, in the order of their first sighting.
     """
-    keeper = min(same, key=lambda p: (-len(p.sightings), distinct_id(pid, p)))
+    short_ids = {id(paper): distinct_id(pid, paper) for paper in same}
+    keeper = min(same, key=lambda p: (-len(p.sightings), short_ids[id(p)]))
     others = [paper for paper in same if paper is not keeper]
-    short = Counter(distinct_id(pid, paper) for paper in others)
+    short = Counter(short_ids[id(paper)] for paper in others)
     numbered: Counter[str] = Counter()
     ids = {}
     for paper in others:
-        new = distinct_id(pid, paper)
+        new = short_ids[id(paper)]
         if short[new] > 1:
             new = distinct_id(pid, paper, digits=12)
             numbered[new] += 1
