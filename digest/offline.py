@@ -773,20 +773,20 @@ def _cited(pieces: Sequence[tuple[str, int]], papers: Sequence[Paper]) -> CitedT
 
 # "We propose X" is right inside an abstract but wrong in a summary of several papers:
 # say whose work it is instead ("One paper proposes X", "Another introduces Y").
+_OPENING_VERBS = ("propose|introduce|present|develop|release|build|provide|design|describe|"
+                  "study|investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e")
 _FIRST_PERSON_OPENING = re.compile(
-    r"^(?:We|This (?:paper|work|study))\s+(propose|introduce|present|develop|release|build|provide|"
-    r"design|describe|study|investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e)s?\b")
+    r"^(?:We|This (?:paper|work|study))\s+(" + _OPENING_VERBS + r")s?\b")
 _WHOSE = ("One paper", "Another", "A third", "Another")
 
 
 # "We provide X and study Y": a verb joined to the opening one by "and" had "we" for its
 # subject too. It is one of these, followed by what a verb takes ("the", "that", "how" ...).
-_RESEARCH_VERBS = (
-    "propose|introduce|present|develop|release|build|provide|design|describe|study|"
-    "investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e|evaluate|compare|"
-    "derive|prove|discuss|examine|extend|establish|apply|conduct|report|offer|obtain|achieve|"
-    "validate|verify|highlight|reveal|discover|formulate|implement|characteri[sz]e|quantify|"
-    "construct|train|benchmark|outline|review|survey|assess|measure|leverage")
+_RESEARCH_VERBS = _OPENING_VERBS + (
+    "|evaluate|compare|derive|prove|discuss|examine|extend|establish|apply|conduct|report|"
+    "offer|obtain|achieve|validate|verify|highlight|reveal|discover|formulate|implement|"
+    "characteri[sz]e|quantify|construct|train|benchmark|outline|review|survey|assess|measure|"
+    "leverage")
 _JOINED_VERB = re.compile(
     r"(?<!\S)(\S+)(\s+and\s+)(" + _RESEARCH_VERBS + r")(?=\s+(?:the|a|an|that|how|whether|"
     r"our|its|their|this|these|those|which|what|why|when|it|them|several|two|three|new|both|"
