@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from digest.errors import TemplateError
 from digest.outputs import publish
-from digest.render import Renderer, escape_markdown, one_line, plain_text, safe_url
+from digest.render import Renderer, escape_markdown, html_text, one_line, plain_text, safe_url
 
 from .render_samples import (
     HOSTILE,
@@ -148,12 +148,13 @@ def test_escape_markdown_examples(text, escaped):
 
 @pytest.mark.parametrize(("text", "escaped"), [
     ("Reward models & RLHF", "Reward models & RLHF"), ("pass@k and pass@1", "pass@k and pass@1"),
-    ("A*B search", "A*B search"), ("snake_case names", "snake_case names"),
+    ("snake_case names", "snake_case names"),
     ("a < b > c", "a < b > c"), ("~50% fewer", "~50% fewer"),
     ("We propose \\oni, a", "We propose oni, a"),
     ("From r to Q^*: models", "From r to Q\u2217: models"), ("a \\mathcal{R} set", "a R set"),
     # ... and where it would make markup, still a backslash
-    ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"), ("_a_", "\\_a\\_"),
+    ("A*B search", "A\\*B search"), ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"),
+    ("_a_", "\\_a\\_"), ("Models~(MLMs)", "Models\\~(MLMs)"),
     ("~~a~~", "\\~\\~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
     ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"),
 ])
@@ -166,10 +167,7 @@ def escape_markdown_before(text: object) -> str:
     """escape_markdown before its fast path for text no pattern can match (issue 15)."""
     from digest.render import escape as e
     text = e._MD_ALWAYS.sub(r"\\\1", one_line(text))
-    lone_star = text.count("*") == 1
-    text = e._CONTEXT.sub(lambda m: m[0] if e._harmless(m, lone_star) else "\\" + m[0], text)
-    if text.count("~") > 1:
-        text = text.replace("~", "\\~")
+    text = e._CONTEXT.sub(r"\\\g<0>", text)
     text = e._AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = e._ORDERED_LIST_START.sub(r"\1\\\2", text)
     text = e._TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
@@ -310,3 +308,62 @@ def test_plain_text_defangs_url_like_text():
 ])
 def test_safe_url_keeps_only_http_and_https(url, safe):
     assert safe_url(url) == safe
+
+
+# --- what two values on one line make together (found by a probe, stop 28) ------------------
+
+def _emphasis(markdown: str) -> list[str]:
+    """The text inside every <em>/<s> a parser makes of ``markdown``."""
+    shown, inside = [], None
+    for token in md_tokens(markdown):
+        if token.type in ("em_open", "s_open"):
+            inside = []
+        elif token.type in ("em_close", "s_close") and inside is not None:
+            shown.append("".join(inside))
+            inside = None
+        elif inside is not None and token.type == "text":
+            inside.append(token.content)
+    return shown
+
+
+def test_a_lone_star_in_two_values_of_one_line_makes_no_emphasis():
+    """"A*B" alone in a title left as typed (issue 14) paired with a star of another value on
+    the same line: an author "Jo*Ann" with the template's own "*(", or two summary sentences."""
+    first = paper(1, "Ranking with A*B tests", url=URL, authors=("Jo*Ann Smith",))
+    second = paper(2, "The Q*C index", url=URL, authors=("Ann Lee",))
+    gists = {first.id: "We show that A*B testing fails.", second.id: "The Q*C index works."}
+    issue = make_issue([SectionSpec(
+        "Ranking", "The Q*C index predicts quality. Another shows that A*B testing fails.",
+        [first, second], gists, ("ranking",))])
+    markdown = Renderer().markdown(issue)
+    assert _emphasis(markdown) == ["(Jo*Ann Smith)", "(Ann Lee)"], markdown
+
+
+@pytest.mark.parametrize("text", ["A*B", "*50% fewer", "Jo*", "Models~(MLMs)", "x~y", "50%~",
+                                  "~start", "a ~ b", "~~", "1.53×~20.57×"])
+def test_no_star_and_no_tilde_that_can_close_is_left_for_another_value(text):
+    """GFM pairs "~" (one or two) like "*" across the values of a paragraph, and the templates
+    make "*" of their own: every "*" is escaped, and every "~" that could close (one not at the
+    start or after a space, and before a letter or digit: the templates write a value after a
+    space or punctuation); "~50%" opens only, so stays."""
+    escaped = escape_markdown(text)
+    assert "*" not in escaped.replace("\\*", "")
+    bare = [m.start() for m in re.finditer(r"(?<!\\)~", escaped)]
+    assert all(escaped[at - 1:at] in ("", " ") and escaped[at + 1:at + 2].isalnum() for at in bare)
+
+
+def test_a_tilde_that_only_opens_stays_as_typed():
+    assert escape_markdown("about ~50% fewer") == "about ~50% fewer"
+
+
+@pytest.mark.parametrize("text", ["Foo_www.evil-prize.example/win", "(www.evil.example)",
+                                  "*www.evil.example", "~www.evil.example"])
+def test_www_after_an_underscore_or_punctuation_is_no_autolink(text):
+    """GFM links "www." after a space, "*", "_", "~" or "(": "\\b" saw no word start after "_"."""
+    assert "www\\." in escape_markdown(text)
+    assert "www[.]" in plain_text(text)
+    assert "www.<wbr>" in str(html_text(text))
+
+
+def test_www_inside_a_word_stays():
+    assert escape_markdown("awww.example") == "awww.example"

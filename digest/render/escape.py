@@ -25,21 +25,26 @@ from markupsafe import Markup, escape
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
 # Characters that always have inline meaning in CommonMark/GFM (code, links, tables, math
-# on GitHub); a backslash makes each literal. The others are escaped only where they would
-# make markup: see ``_CONTEXT``.
-_MD_ALWAYS = re.compile(r"([\\`\[\]|$])")
-# "*" unless a lone one inside a word ("A*B": it can both open and close, so CommonMark's rule
-# of three keeps it from pairing with the template's "**"); "_" unless inside a word (never
-# emphasis there); "~" when there are two (strike-through); "<" before a tag or autolink;
+# on GitHub, emphasis); a backslash makes each literal. A "*" is always one: a lone "A*B" can
+# pair with a star of another value on the same line, or with the template's own "*(".
+# The others are escaped only where they would make markup: see ``_CONTEXT``.
+_MD_ALWAYS = re.compile(r"([\\`\[\]|$*])")
+# "_" unless inside a word (never emphasis there); "~" where it could close a strike-through
+# (GFM pairs one "~" or two across values, and no template writes one: a "~" that only opens,
+# at the start or after a space and before a letter or digit as in "~50%", pairs with nothing,
+# as the templates write a value after a space or punctuation); "<" before a tag or autolink;
 # "&" before an entity. An "@" needs one only in what GFM autolinks: see ``_AUTOLINK``.
-_CONTEXT = re.compile(r"\*|(?<![^\W_])_|_(?![^\W_])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+_CONTEXT = re.compile(
+    r"(?<![^\W_])_|_(?![^\W_])|(?<=\S)~|~(?![^\W_])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
 # A heading's closing sequence ("## Title ##") would be dropped from the title.
 _TRAILING_HASHES = re.compile(r"#+$")
-# GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links.
-_AUTOLINK = re.compile(r"(?i)(?<=\w)://|(?<=\bwww)\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])")
+# GFM (and most mail clients) turn bare URLs, www. names and e-mail addresses into links;
+# GFM's "www." may follow "_" too ("Foo_www.x"), where "\b" sees no word start.
+_AUTOLINK = re.compile(
+    r"(?i)(?<=\w)://|(?<=(?<![^\W_])www)\.|(?<=[\w.+-])@(?=[\w-]+\.[\w-])")
 # Every character or start of line that one of the patterns above (or "~") needs to match.
 _MAY_NEED_ESCAPE = re.compile(r"[\\`\[\]|$*_<&~@#]|://|(?i:www)\.|^[>+=\-]|^\d+[.)]")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -65,22 +70,11 @@ def escape_markdown(text: object) -> str:
     if not _MAY_NEED_ESCAPE.search(text):  # most titles and gists: no pattern below can match
         return text
     text = _MD_ALWAYS.sub(r"\\\1", text)
-    lone_star = text.count("*") == 1
-    text = _CONTEXT.sub(lambda m: m[0] if _harmless(m, lone_star) else "\\" + m[0], text)
-    if text.count("~") > 1:
-        text = text.replace("~", "\\~")
+    text = _CONTEXT.sub(r"\\\g<0>", text)
     text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
     text = _TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
     return _BLOCK_START.sub(r"\\\1", text)
-
-
-def _harmless(match: re.Match[str], lone_star: bool) -> bool:
-    """A lone "*" between two letters or digits needs no backslash."""
-    if match[0] != "*" or not lone_star:
-        return False
-    text, at = match.string, match.start()
-    return 0 < at < len(text) - 1 and text[at - 1].isalnum() and text[at + 1].isalnum()
 
 
 def plain_text(text: object) -> str:
