@@ -38,7 +38,7 @@ from .render import (
     past_themes,
     safe_url,
 )
-from .weeks import date_range, parse_week
+from .weeks import date_range, is_week, parse_week
 
 logger = logging.getLogger("digest.outputs")
 
@@ -201,7 +201,12 @@ def archive(out: Path, history: dict[str, HistoryEntry], base: str | None, *,
     names = {path.name for path in also}
     if out.is_dir():
         names |= {path.name for path in out.iterdir()}
-    weeks = sorted((m[1] for name in names if (m := _ISSUE_FILE.match(name))), reverse=True)
+    named = {m[1] for name in names if (m := _ISSUE_FILE.match(name))}
+    weeks = sorted(filter(is_week, named), reverse=True)
+    if strays := sorted(named.difference(weeks)):
+        logger.warning("%s: %s named like an issue of a week no year has; passed over (digest "
+                       "wrote none of them: rename or move them)", out,
+                       ", ".join(f"{week}.md" for week in strays))
     return [archive_entry(week, names, history.get(week), base) for week in weeks]
 
 

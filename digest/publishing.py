@@ -51,6 +51,7 @@ from .render import Renderer
 from .runlock import run_lock
 from .state import Store, record_key, store_fault
 from .testhook import pause_at
+from .weeks import is_week
 
 logger = logging.getLogger("digest.publishing")
 
@@ -175,7 +176,10 @@ def refuse_lost_store(store: Store, out: Path) -> None:
 
 
 def _issue_files(out: Path) -> list[Path]:
-    return sorted(out.glob("[0-9][0-9][0-9][0-9]-W[0-9][0-9].md")) if out.is_dir() else []
+    if not out.is_dir():
+        return []
+    return sorted(path for path in out.glob("[0-9][0-9][0-9][0-9]-W[0-9][0-9].md")
+                  if is_week(path.stem))
 
 
 def _report_key(path: Path) -> str:

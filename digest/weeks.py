@@ -28,6 +28,18 @@ def parse_week(week: str) -> tuple[dt.date, dt.date]:
     return monday, monday + dt.timedelta(days=6)
 
 
+def is_week(name: str) -> bool:
+    """Whether ``name`` is a week some year has (``2026-W47``; not ``2026-W60``)."""
+    match = _WEEK.match(name)
+    if not match:
+        return False
+    try:
+        dt.date.fromisocalendar(int(match[1]), int(match[2]), 1)
+    except ValueError:
+        return False
+    return True
+
+
 def date_range(start: dt.date, end: dt.date) -> str:
     """'16–22 November 2026', '30 November – 6 December 2026',
     '28 December 2026 – 3 January 2027'."""

@@ -53,3 +53,23 @@ def test_an_earlier_week_re_run_after_later_ones_keeps_its_papers_and_changes_no
     assert issue_papers(w47.decode()) == 4
     assert cli("newsletter", str(folder), "--week", "2026-W48", *args).returncode == 0
     assert issue_papers((out / "2026-W48.md").read_text()) == 3
+
+
+def test_a_file_named_like_an_issue_of_no_real_week_is_passed_over_not_fatal(tmp_path):
+    """"2026-W60.md" in the output folder (no year has week 60) stopped every run with
+    "week '2026-W60': 2026 has no week 60 (set by --week)", exit 2, after the issue was
+    written and its papers recorded: no index, feed or history, and the mail never sent."""
+    folder, out = tmp_path / "in", tmp_path / "out"
+    week_listing(folder, "2026-W47", 4)
+    out.mkdir()
+    for stray in ("2026-W60.md", "2026-W00.md", "2025-W53.md"):  # 2025 has no week 53 either
+        (out / stray).write_text("not ours\n")
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    result = cli("newsletter", str(folder), "--week", "2026-W47", *args)
+    assert result.returncode == 0, result.stderr
+    assert "2025-W53.md, 2026-W00.md, 2026-W60.md" in result.stderr  # named once, passed over
+    index = (out / "index.md").read_text()
+    assert "2026-W47" in index and "W60" not in index and "W00" not in index
+    assert "2026-W47" in (out / "feed.xml").read_text()
+    again = cli("newsletter", str(folder), "--week", "2026-W47", *args)
+    assert again.returncode == 0, again.stderr
