@@ -11,6 +11,7 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
+_USERINFO = re.compile(r"(?<=//)[^/?#]*@")
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
 
@@ -22,11 +23,18 @@ def mask_secret(text: str, secret: str | None) -> str:
     return text
 
 
-def url_for_logs(url: str) -> str:
-    """The URL without user:password@ and with secret-looking query values masked."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    query = urlencode([(k, MASK if _SECRET_PARAM.search(k) else v)
+def url_for_logs(url: str, *, keep_user: bool = False, mask: str = MASK) -> str:
+    """The URL without user:password@ (``keep_user``: with ``user:***@``) and with
+    secret-looking query values masked. A URL that does not parse ("http://[::1/v1") loses
+    what stands where a user:password@ would."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub(f"{mask}@" if keep_user else "", url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if at and keep_user:
+        user, colon, _ = userinfo.partition(":")
+        host = f"{user}:{mask}@{host}" if colon else f"{user}@{host}"
+    query = urlencode([(k, mask if _SECRET_PARAM.search(k) else v)
                        for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*:/")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))

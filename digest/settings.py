@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from .config import CONFIG_KEYS, ENV_KEYS, load_config
 from .errors import ConfigError
 from .home import digest_home
 from .links import ARXIV_API
+from .redaction import url_for_logs
 
 MASK = "********"
 
@@ -173,21 +173,8 @@ def _masked(setting: Setting, value: Any) -> Any:
     if setting.secret:
         return MASK
     if setting.name == "base_url" and isinstance(value, str):
-        return _url_without_password(value)
+        return url_for_logs(value, keep_user=True, mask=MASK)  # no password, no key
     return value
-
-
-def _url_without_password(url: str) -> str:
-    """A base URL may carry ``user:password@``: show the user, never the password."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return MASK
-    if parts.password is None:
-        return url
-    host = f"{parts.username}:{MASK}@{parts.hostname or ''}"
-    host += f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=host))
 
 
 def _show(value: Any) -> str:

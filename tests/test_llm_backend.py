@@ -356,3 +356,29 @@ def test_retry_after_in_every_form_sets_the_wait(server, chat, headers, wait):
     server.script(Reply(status=429, headers=headers, error={"message": "slow down"}))
     assert chat.ask().retries == 1
     assert chat.waits == [wait]
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 500])
+def test_a_password_or_key_in_the_base_url_is_in_no_error_message(server, status):
+    """The base URL went into every LLM error as given: "http://user:pa55word@host/v1
+    rejected the API key", in the log and the run report's llm.errors (a probe, stop 28)."""
+    secret_url = server.url.replace("http://", "http://user:pa55word@") + "?api-key=qs-secret"
+    with_password = Chat(secret_url, max_attempts=1)
+    server.default = Reply.fail(status)
+    with pytest.raises(LLMError) as caught:
+        with_password.ask()
+    with_password.backend.close()
+    message = str(caught.value)
+    assert "pa55word" not in message and "qs-secret" not in message, message
+    assert "127.0.0.1" in message  # still says which server
+
+
+def test_a_password_in_the_base_url_of_an_unreachable_server_is_not_shown():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    nowhere = Chat(f"http://user:pa55word@127.0.0.1:{port}/v1", max_attempts=1)
+    with pytest.raises(LLMUnavailable, match="cannot reach") as caught:
+        nowhere.ask()
+    nowhere.backend.close()
+    assert "pa55word" not in str(caught.value)

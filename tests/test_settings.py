@@ -68,15 +68,15 @@ def test_secrets_come_only_from_the_environment(tmp_path):
 def test_digest_config_shows_origins_and_masks_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-key")
     monkeypatch.setenv("DIGEST_SMTP_PASSWORD", "hunter2-smtp")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://bob:pw-in-url@127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://bob:pw-in-url@127.0.0.1:9/v1?api-key=qs-key")
     path = _toml(tmp_path, "[digest]\nmax_themes = 4\n")
     result = CliRunner().invoke(app, ["config", "--config", str(path)])
     assert result.exit_code == 0, result.output
-    for secret in ("sk-very-secret-key", "hunter2-smtp", "pw-in-url"):
+    for secret in ("sk-very-secret-key", "hunter2-smtp", "pw-in-url", "qs-key"):
         assert secret not in result.output
     assert re.search(r"^api_key\s+= \*+\s+\(env OPENAI_API_KEY\)$", result.output, re.M)
     assert re.search(r"^max_themes\s+= 4\s+\(file .*digest\.toml\)$", result.output, re.M)
-    assert f"http://bob:{MASK}@127.0.0.1:9/v1" in result.output
+    assert f"http://bob:{MASK}@127.0.0.1:9/v1?api-key={MASK}" in result.output
     shown = json.loads(CliRunner().invoke(app, ["config", "--config", str(path), "--json"]
                                           ).output)
     assert shown["smtp_password"] == {"value": MASK, "from": "env DIGEST_SMTP_PASSWORD"}

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConfigError
 from ..links import is_web_url
-from ..redaction import mask_secret
+from ..redaction import mask_secret, url_for_logs
 from .base import BackendSettings
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ def make_client(settings: BackendSettings) -> openai.OpenAI:
                                   azure_endpoint=base_url, **common)
     if settings.api_version:
         logger.warning("api_version is set but %s is no Azure endpoint: it is ignored (set "
-                       'provider = "azure" in the config if it is one)', base_url or "the URL")
+                       'provider = "azure" in the config if it is one)',
+                       url_for_logs(base_url) if base_url else "the URL")
     return openai.OpenAI(api_key=settings.api_key or "not-needed",  # local servers take any key
                          base_url=base_url, **common)
 
@@ -66,7 +67,8 @@ def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
         return None
     usable = is_web_url(url)
     if not usable:
-        raise ConfigError(f"base URL {mask_secret(url, secret)!r} is not an http(s) URL with a "
+        shown = mask_secret(url_for_logs(url), secret)
+        raise ConfigError(f"base URL {shown!r} is not an http(s) URL with a "
                           "host; give the server's address, e.g. http://localhost:11434/v1, or "
                           "leave it unset for OpenAI", setting="base_url")
     return url

@@ -16,6 +16,7 @@ import openai
 from tenacity import RetryCallState
 
 from ..errors import LLMError, LLMUnavailable
+from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
 from ..textsafety import untrusted_preview
 from .base import BackendSettings, DeadlineReached, QuotaExhausted, RequestRejected
@@ -81,7 +82,7 @@ def as_digest_error(error: openai.APIError, settings: BackendSettings, attempts:
 
     ``cut``: the time limit of the attempt that timed out, so that the message names the
     limit that actually cut the call."""
-    where = settings.base_url or "the OpenAI API"
+    where = url_for_logs(settings.base_url) if settings.base_url else "the OpenAI API"
     if isinstance(error, openai.APITimeoutError):
         return timed_out(where, cut or Limit(settings.timeout_s or 0.0, USER_TIMEOUT), attempts)
     if isinstance(error, openai.APIConnectionError):
