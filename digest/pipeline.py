@@ -156,6 +156,8 @@ def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: boo
     report = report if report is not None else RunReport()
     ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin, limits=limits)
     report.errors += [str(error) for error in ingested.errors]
+    if not ingested.records:
+        raise nothing_read(sources, report.errors, outcome="nothing to deduplicate")
     deduped = deduplicate(ingested.records)
     report.counts = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
                           duplicates_merged=deduped.duplicates_merged)
@@ -201,13 +203,14 @@ def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str
     return kept, [record for record in inbox if id(record) in kept_ids]
 
 
-def nothing_read(sources: Sequence[str], errors: Sequence[str]) -> SourceError:
+def nothing_read(sources: Sequence[str], errors: Sequence[str], *,
+                 outcome: str = "no issue was written") -> SourceError:
     """No source could be read, or they held no record: publishing an empty issue would
     announce "no papers this week" to everyone (and hide the fault), so it is an error."""
     problem = ("no source could be read" if errors else "the sources held no paper record")
     return SourceError(", ".join(sources) or "the inbox", f"nothing read: {problem}",
-                       fix="no issue was written; check the paths and the listings (the run "
-                       "report lists each source's error)")
+                       fix=f"{outcome}; check the paths and the listings (the run report "
+                       "lists each source's error)")
 
 
 def compose_intro(sections: Sequence[IssueSection]) -> str:

@@ -114,7 +114,8 @@ class Digest:
         does not pay twice; ``cache=False`` (and a dry run) keeps nothing."""
         from .llm.wiring import asks_a_model
 
-        options = self.options(week, strict=strict, include_published=True, show_rest=show_rest)
+        options = replace(self.options(week, strict=strict, include_published=True,
+                                       show_rest=show_rest), require_records=True)
         wanted = cache and not self.dry_run and asks_a_model(self.settings)
         with answer_cache(wanted) as store:
             return self.build(sources, options, store, report)

@@ -83,6 +83,17 @@ def test_summarize_prints_markdown_and_leaves_state_alone(tmp_path, isolated_env
     assert not isolated_environment.exists()  # no default state store was created
 
 
+@pytest.mark.parametrize("source", ["missing-listing.txt", "empty-folder"])
+def test_summarize_of_nothing_read_is_an_error_not_an_empty_issue(tmp_path, source):
+    """It printed "No papers this week" and exited 0: `digest summarize SOURCE | mail` would
+    announce an empty week over a typo (the exit-code table says 1; a probe, stop 28)."""
+    (tmp_path / "empty-folder").mkdir()
+    result = runner.invoke(app, ["summarize", str(tmp_path / source), "--week", "2026-W47"])
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert "nothing read" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_summarize_reads_stdin(tmp_path):
     page = (EXAMPLES / "daily_papers_2026-11-16.txt").read_text(encoding="utf-8")
     result = runner.invoke(app, ["summarize", "-", "--week", "2026-W47"], input=page)

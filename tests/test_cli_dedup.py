@@ -76,6 +76,13 @@ def test_strict_stops_at_an_unreadable_source(tmp_path):
     assert str(missing) in result.stderr
 
 
+def test_dedup_of_nothing_read_is_an_error(tmp_path):
+    """"records: 0" and exit 0 for a path that does not exist (a probe, stop 28)."""
+    result = dedup(str(tmp_path / "missing.jsonl"))
+    assert result.exit_code == 1, result.output
+    assert "nothing read" in result.stderr and result.stdout == ""
+
+
 def test_dedup_without_sources_is_a_usage_error():
     result = dedup()
     assert result.exit_code == 2
