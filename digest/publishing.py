@@ -27,7 +27,7 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -107,33 +107,41 @@ def recover(store: Store) -> list[str]:
 
 
 def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> dict[str, Path]:
+    """Write the pending issue's files, then index.md, feed.xml and the history, and only
+    then record it published: a run killed before that leaves it pending, and the next run
+    (whatever it does) finishes all of it."""
     files = {out / name: text for name, text in payload["files"].items()}
-    _write_or_explain(out, files, week)
+    _write_or_explain(out, week, lambda: write_files(out, files))
     pause_at("files")
-    store.finish_publishing(week)
     renderer = Renderer(Path(payload["templates"]) if payload.get("templates") else None)
-    written = list(files) + list(regenerate_archive(out, store, renderer, payload.get("site_url")))
-    return {_report_key(path): path for path in written}
+    archive = regenerate_archive(out, store, renderer, payload.get("site_url"),
+                                 pending={week: history_from_json(payload["history"])})
+    pause_at("archive")
+    store.finish_publishing(week)
+    pause_at("published")
+    return {_report_key(path): path for path in [*files, *archive]}
 
 
-def regenerate_archive(out: Path, store: Store, renderer: Renderer,
-                       site_url: str | None) -> list[Path]:
-    """Write index.md, feed.xml and .history.json of ``out`` from the store (plus the
-    history of issues the store does not know); return the paths of index and feed."""
-    history = archive_history(out, store)
+def regenerate_archive(out: Path, store: Store, renderer: Renderer, site_url: str | None, *,
+                       pending: dict[str, HistoryEntry]) -> list[Path]:
+    """Write index.md, feed.xml and .history.json of ``out`` from the store, with the
+    ``pending`` issues being finished (plus the history of issues the store does not know);
+    return the paths of index and feed."""
+    history = archive_history(out, store) | pending
     files = render_archive(out, history, renderer=renderer, site_url=site_url)
-    try:
+    week = ", ".join(sorted(pending))
+
+    def write() -> None:
         write_files(out, files)
         save_history(out, history)
-    except OSError as error:
-        raise output_fault(out, error, "the issue is published; index.md, feed.xml and the "
-                           "history are rebuilt by the next run") from None
+
+    _write_or_explain(out, week, write)
     return list(files)
 
 
-def _write_or_explain(out: Path, files: dict[Path, str], week: str) -> None:
+def _write_or_explain(out: Path, week: str, write: Callable[[], None]) -> None:
     try:
-        write_files(out, files)
+        write()
     except OSError as error:
         raise output_fault(out, error, f"the issue of {week} stays pending in the store and "
                            "the next run finishes it") from None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fake_openai import FakeOpenAI
 from tests.opsrun import (
     cli,
@@ -47,6 +49,28 @@ def test_killed_between_the_files_and_the_store_record_the_next_run_finishes_it(
     assert "2026-W46" in (out / "feed.xml").read_text()
     weeks = [item["week"] for item in json.loads((out / ".history.json").read_text())["issues"]]
     assert weeks == ["2026-W46", "2026-W47"]
+
+
+@pytest.mark.parametrize("point", ["archive", "published"])
+def test_killed_around_the_store_record_of_the_issue_a_catch_up_rerun_has_the_archive(
+        tmp_path, point):
+    """Killed between the store's record of the issue and index.md, feed.xml and the history:
+    a `--catch-up` rerun found nothing to catch up and wrote none of them (a probe, stop 28).
+    They are written before the record now ("archive": still pending, finished by the rerun)."""
+    state, out, args = setup(tmp_path)
+    source = str(tmp_path / "in" / "2026-W46.jsonl")
+    run = start_paused(tmp_path, point, "newsletter", source, "--week", "2026-W46", *args)
+    kill9(run)
+    assert (out / "2026-W46.md").exists()
+    assert pending_weeks(state) == (["2026-W46"] if point == "archive" else [])
+
+    again = cli("newsletter", source, "--catch-up", "--week", "2026-W46", *args)
+    assert again.returncode == 0, again.stderr
+    assert "2026-W46" in (out / "index.md").read_text()
+    assert "2026-W46" in (out / "feed.xml").read_text()
+    weeks = [item["week"] for item in json.loads((out / ".history.json").read_text())["issues"]]
+    assert weeks == ["2026-W46"]
+    assert len(published(state)["2026-W46"]) == 8 and pending_weeks(state) == []
 
 
 def test_killed_after_recording_pending_the_issue_is_written_and_never_repeated(tmp_path):
