@@ -8,15 +8,20 @@ the run, the week of the first run that saw it, remembered in the store
 never moves it. ``--week W`` then takes only W's records, which is what makes
 re-running an earlier week leave later weeks alone and lets ``--catch-up`` write
 missed weeks one by one.
+
+An inbox record dated in a week no issue can take any more (its issue is out, or an
+earlier one's: ``--catch-up`` writes only weeks after the last issue) is late: an arXiv
+mail sent after Monday's run. The next issue takes it (:func:`late_records`), once.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from .models import Record
 from .state import Store, record_key
-from .weeks import week_of
+from .weeks import parse_week, week_of
 
 
 def record_weeks(records: Sequence[Record], store: Store, *, default: str,
@@ -37,3 +42,21 @@ def catch_up_weeks(weeks: Sequence[str], store: Store, *, until: str) -> list[st
     published = [row["week"] for row in store.issues()]
     last = max(published) if published else ""
     return sorted({week for week in weeks if last < week <= until})
+
+
+def late_records(records: Sequence[Record], weeks: Sequence[str], inbox: Sequence[Record],
+                 store: Store) -> dict[int, str]:
+    """``id()`` → week of each inbox record among ``records`` dated in a week no longer
+    written: at or before the last published issue's."""
+    issued = [row["week"] for row in store.issues()]
+    if not issued or not inbox:
+        return {}
+    last, in_inbox = max(issued), {id(record) for record in inbox}
+    return {id(record): week for record, week in zip(records, weeks, strict=True)
+            if id(record) in in_inbox and week <= last}
+
+
+def first_open_week(store: Store) -> str | None:
+    """The week after the last published issue's: the first a late record can go into."""
+    issued = [row["week"] for row in store.issues()]
+    return week_of(parse_week(max(issued))[0] + dt.timedelta(days=7)) if issued else None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dating import record_weeks
+from .dating import first_open_week, late_records, record_weeks
 from .dedup import DedupResult, deduplicate, known_names
 from .errors import SourceError
 from .ingest import IngestLimits, load_sources
@@ -188,16 +188,27 @@ def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *
     if options.require_records and not records:
         raise nothing_read(sources, [str(error) for error in ingested.errors])
     added = store.inbox_weeks(options.week) if inbox else None
-    return sorted(set(record_weeks(records, store, default=today_week, added=added)))
+    weeks = record_weeks(records, store, default=today_week, added=added)
+    late = late_records(records, weeks, inbox, store)  # the first week a catch-up writes
+    opened = first_open_week(store) if late else None
+    return sorted({opened if id(record) in late and opened else week
+                   for record, week in zip(records, weeks, strict=True)})
 
 
 def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str,
              report: RunReport) -> tuple[list[Record], list[Record]]:
-    """Only ``week``'s records (by listing date); the others are counted in the report."""
+    """Only ``week``'s records (by listing date), and the inbox's late ones of earlier weeks
+    (``dating.late_records``); the others are counted in the report."""
     added = store.inbox_weeks(week) if inbox else None
     weeks = record_weeks(records, store, default=week, added=added)
+    late = {key: late_week for key, late_week in late_records(records, weeks, inbox,
+                                                              store).items() if late_week < week}
+    if late:
+        logger.warning("%d record%s of the inbox %s dated in weeks whose issue is out (%s): "
+                       "this issue takes them", len(late), "s" if len(late) != 1 else "",
+                       "are" if len(late) != 1 else "is", ", ".join(sorted(set(late.values()))))
     kept = [record for record, record_week in zip(records, weeks, strict=True)
-            if record_week == week]
+            if record_week == week or id(record) in late]
     report.records_other_weeks = len(records) - len(kept)
     kept_ids = {id(record) for record in kept}
     return kept, [record for record in inbox if id(record) in kept_ids]

@@ -73,3 +73,44 @@ def test_a_file_named_like_an_issue_of_no_real_week_is_passed_over_not_fatal(tmp
     assert "2026-W47" in (out / "feed.xml").read_text()
     again = cli("newsletter", str(folder), "--week", "2026-W47", *args)
     assert again.returncode == 0, again.stderr
+
+
+def _ingest(tmp_path, listing) -> None:
+    kept = cli("ingest", "-", "--state", str(tmp_path / "s.sqlite"),
+               stdin=listing.read_text(encoding="utf-8"))
+    assert kept.returncode == 0, kept.stderr
+
+
+def test_a_listing_mail_dated_in_a_week_already_out_goes_into_the_next_issue(tmp_path):
+    """An arXiv mail sent after Monday's run carries papers of the week before, whose issue
+    is out: they stayed in the inbox for good, no issue took them and no run said so (a
+    probe, stop 28). The inbox's promise is "the next newsletter includes them, once"."""
+    out = tmp_path / "out"
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W47", 3))
+    assert cli("newsletter", "--week", "2026-W47", *args).returncode == 0
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W47", 2, tag="late"))  # W47 is out
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W48", 4))
+
+    w48 = cli("newsletter", "--week", "2026-W48", *args)
+    assert w48.returncode == 0, w48.stderr
+    assert "2 records of the inbox are dated in weeks whose issue is out (2026-W47)" in w48.stderr
+    assert issue_papers((out / "2026-W48.md").read_text()) == 6
+    assert {week: len(ids) for week, ids in published(tmp_path / "s.sqlite").items()} == {
+        "2026-W47": 3, "2026-W48": 6}
+    again = cli("newsletter", "--week", "2026-W48", *args)  # a re-run keeps them
+    assert again.returncode == 0 and issue_papers((out / "2026-W48.md").read_text()) == 6
+    earlier = cli("newsletter", "--week", "2026-W47", *args)  # and W47's re-run does not
+    assert earlier.returncode == 0 and issue_papers((out / "2026-W47.md").read_text()) == 3
+
+
+def test_a_late_listing_alone_makes_a_catch_up_write_the_week_after_the_last_issue(tmp_path):
+    out = tmp_path / "out"
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W47", 3))
+    assert cli("newsletter", "--week", "2026-W47", *args).returncode == 0
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W47", 2, tag="late"))
+    caught_up = cli("newsletter", "--catch-up", "--week", "2026-W49", *args)
+    assert caught_up.returncode == 0, caught_up.stderr
+    assert issue_papers((out / "2026-W48.md").read_text()) == 2  # the first week still open
+    assert not (out / "2026-W49.md").exists() and "nothing to catch up" not in caught_up.stdout
