@@ -7,6 +7,7 @@ prints what they return.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
@@ -73,6 +74,7 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
     ``catch_up``, oldest first, each once), under the store's run lock."""
     wanted = parse_formats(choices.formats)  # bad values are usage errors before any work
     feed_base(choices.site_url)
+    refuse_week_to_come(options.week)
     options = replace(options, use_inbox=True, require_records=True, by_date=True)
     out_dir = Path(digest.settings["out"])
     done = Published()
@@ -102,6 +104,17 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
             done.paths.append(path)
             on_written(path)
     return done
+
+
+def refuse_week_to_come(week: str, today: dt.date | None = None) -> None:
+    """An issue of a week to come has no listings yet, and as the last issue it would stop
+    ``--catch-up`` from writing the weeks before it. The next week is let through: a clock
+    (or a time zone) a little ahead."""
+    limit = current_week((today or dt.date.today()) + dt.timedelta(days=7))
+    if week > limit:
+        raise ConfigError(f"--week {week} is a week to come (this is {current_week(today)}): "
+                          "its issue would have no listings yet; give this week or an earlier "
+                          "one", setting="week")
 
 
 def _require_listings(sources: Sequence[str], store: Store, week: str) -> None:
