@@ -88,3 +88,37 @@ def test_stdin_past_the_size_limit_is_refused():
     result = load_sources(["-"], stdin=lambda: b" " * (MAX_SOURCE_BYTES + 1))
     (error,) = result.errors
     assert error.source == "<stdin>" and "MiB" in error.problem
+
+
+def test_a_folder_digest_publishes_into_is_left_out_of_a_walk(tmp_path):
+    """`--out listings/digest`: the re-run read listings/digest/feed.xml as an Atom listing, and
+    the issue got a paper "Research digest, 2026-W47 (…)" (a probe, stop 28)."""
+    from tests.opsrun import cli, issue_papers, week_listing
+
+    listings = tmp_path / "listings"
+    week_listing(listings, "2026-W47", 5)
+    out = listings / "digest"
+    args = ["--week", "2026-W47", "--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+            "--out", str(out), "--report", str(out / "report.json")]
+    assert cli("newsletter", str(listings), *args).returncode == 0
+    again = cli("newsletter", str(listings), *args)
+    assert again.returncode == 0, again.stderr
+    assert issue_papers((out / "2026-W47.md").read_text()) == 5
+    assert "Research digest" not in "".join(r.title for r in load_sources([str(listings)]).records)
+
+
+def test_a_json_csv_or_xml_file_that_holds_no_listing_is_skipped_in_a_walk(tmp_path):
+    """A run report, a package.json, a CSV of other data or an XML file met in a folder walk
+    was an error; the README says such a file is skipped with a warning (a probe, stop 28)."""
+    from tests.opsrun import week_listing
+
+    week_listing(tmp_path, "2026-W47", 3)
+    (tmp_path / "report.json").write_text('{"week": "2026-W47", "counts": {}}')
+    (tmp_path / "numbers.json").write_text("[1, 2, 3]")
+    (tmp_path / "other.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "config.xml").write_text("<settings><x>1</x></settings>")
+    result = load_sources([str(tmp_path)])
+    assert result.errors == [] and len(result.records) == 3
+    assert len([w for w in result.warnings if "skipped" in w]) == 4
+    given = load_sources([str(tmp_path / "report.json")])  # named: still an error
+    assert len(given.errors) == 1 and "expected a list of papers" in str(given.errors[0])

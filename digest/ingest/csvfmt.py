@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import SourceError
 from .base import MAX_SOURCE_BYTES, Parsed
 from .fields import ABSTRACT_FIELDS, TITLE_FIELDS, normalized_key
+from .plausible import NotAListing
 from .structured import records_from
 
 _DELIMITERS = (",", "\t", ";", "|")
@@ -54,7 +55,7 @@ def _columns(reader: csv.DictReader[str], source: str) -> set[str]:
     columns = {normalized_key(name) for name in names}
     if not columns & set(TITLE_FIELDS):
         shown = ", ".join(names[:12]) or "none"
-        raise SourceError(source, f"no title column in the header row (columns: {shown})",
+        raise NotAListing(source, f"no title column in the header row (columns: {shown})",
                           line=1, fix="the first row must name the columns, one of them "
                                       "'title' (accepted names: README, 'Input formats')")
     return columns

@@ -23,6 +23,7 @@ from ..errors import SourceError
 from ..models import Record, Sighting
 from ..normalize import arxiv_abs_url, clean_text, find_arxiv_id
 from .base import Parsed, describe
+from .plausible import NotAListing
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
 _ANNOUNCE = re.compile(r"^\s*(?P<id>arXiv:\S+)\s+Announce Type:\s*[\w-]+\s*(?:Abstract:\s*)?",
@@ -44,7 +45,7 @@ def parse_feed(text: str, source: str) -> Parsed:
             raise SourceError(source, f"not a well-formed feed ({problem[0]})", line=problem[1],
                               fix="the file looks broken or truncated: download it again")
         if not feed.get("version"):
-            raise SourceError(source, "XML, but not an RSS or Atom feed",
+            raise NotAListing(source, "XML, but not an RSS or Atom feed",
                               fix="pass an arXiv API or listing feed, or set the format")
         parsed.warnings.append(describe(source, "the feed holds no entries"))
         return parsed

@@ -67,10 +67,21 @@ def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]
     return Raw(name, _read_file(Path(name), name, max_bytes))
 
 
+# What digest writes beside every issue: a folder holding it is an output folder (feed.xml,
+# index.md, the issues), never listings, even inside the listings folder.
+OUTPUT_MARKER = ".history.json"
+
+
 def _walk(folder: Path) -> Iterator[str]:
-    """Files under ``folder`` sorted by path (a/y.csv, b/z.tsv, x.atom); hidden ones left out."""
+    """Files under ``folder`` sorted by path (a/y.csv, b/z.tsv, x.atom); hidden ones and
+    digest's own output folders left out."""
     found, skipped = [], 0
     for root, dirs, files in os.walk(folder):
+        if OUTPUT_MARKER in files:
+            logger.info("%s: left out, digest publishes into it (it holds %s)", root,
+                        OUTPUT_MARKER)
+            dirs[:] = []
+            continue
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for file in files:
             if file.startswith("."):

@@ -18,6 +18,7 @@ from ..errors import SourceError
 from .base import Parsed, describe, where
 from .fields import TITLE_FIELDS, field_names, record_from_mapping
 from .limits import SETTING, current_record_cap
+from .plausible import NotAListing
 
 CONTAINER_KEYS = ("papers", "items", "records", "entries", "data", "results")
 _LISTED = 5  # positions named in a grouped warning
@@ -208,10 +209,10 @@ def _items(data: Any, source: str) -> list[Any]:
         if any(str(k).casefold() in TITLE_FIELDS for k in data) or "paper" in data:
             return [data]
         keys = ", ".join(field_names(data)[:12])
-        raise SourceError(source, f"expected a list of papers, found an object with keys {keys}",
+        raise NotAListing(source, f"expected a list of papers, found an object with keys {keys}",
                           fix=f"put the papers in a list, or under one of: "
                               f"{', '.join(CONTAINER_KEYS)}")
-    raise SourceError(source, f"expected a list of papers, found a JSON {type(data).__name__}",
+    raise NotAListing(source, f"expected a list of papers, found a JSON {type(data).__name__}",
                       fix="see 'Input formats' in the README")
 
 
@@ -245,10 +246,10 @@ def _bad_line(source: str, number: int, msg: str, last: bool) -> str:
 
 def _no_titles(source: str, fields: set[str], not_objects: bool) -> SourceError:
     if not_objects and not fields:
-        return SourceError(source, "the entries are not objects",
+        return NotAListing(source, "the entries are not objects",
                            fix="each paper must be an object with 'title' and 'abstract'")
     seen = ", ".join(sorted(fields)[:12]) or "none"
-    return SourceError(source, f"no record has a title (fields found: {seen})",
+    return NotAListing(source, f"no record has a title (fields found: {seen})",
                        fix="name the title field 'title' and the abstract 'abstract' "
                            "(accepted names: README, 'Input formats')")
 
