@@ -66,6 +66,7 @@ def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:
     """Store ``records`` for the next issue; return how many were new."""
     try:
         with Store(state_path, busy_timeout_s=BUSY_TIMEOUT_S) as store:
+            store.check_whole()
             return store.add_to_inbox(records)
     except StateUnavailable:
         raise

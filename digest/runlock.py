@@ -43,18 +43,31 @@ def run_lock(store_path: str | Path, *, command: str, week: str | None,
         yield
         return
     path = lock_path(store_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    with _naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, path, wait_s)
-        _label(fd, {"pid": os.getpid(), "command": command, "week": week,
-                    "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
+        with _naming(path):
+            _label(fd, {"pid": os.getpid(), "command": command, "week": week,
+                        "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")})
         try:
             yield
         finally:
             os.ftruncate(fd, 0)
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """A disk error on the lock file names it ("No space left" on a write has no name)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None:
+            error.filename = str(path)
+        raise
 
 
 def holder(store_path: str | Path) -> dict[str, Any] | None:

@@ -140,6 +140,7 @@ class Store:
         except (sqlite3.Error, OSError) as exc:
             raise store_fault(self.path, exc) from None
 
+
     @classmethod
     def copy_of(cls, path: str | Path) -> Store:
         """The store at ``path`` copied into memory (upgraded there if old), or an empty one
@@ -193,8 +194,11 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        """Close; an SQLite error out of the block (a read no method guarded) names the file."""
         self.close()
+        if isinstance(error, sqlite3.Error):
+            raise store_fault(self.path, error) from None
 
     # Issues and what they published ------------------------------------------------
 
@@ -357,6 +361,19 @@ class Store:
 
     # The inbox: records waiting for an issue -----------------------------------------
 
+    def check_whole(self) -> None:
+        """Read every page (``PRAGMA quick_check``: ~0.05 s for the 50k benchmark's 30 MB) and
+        raise StateError naming the file if one is damaged: what a mail hook asks before it
+        stores a mail, which a store restored from a backup would otherwise lose."""
+        try:
+            problem = self._db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise store_fault(self.path, exc) from None
+        if problem != "ok":
+            problem = " ".join(problem.replace("*** in database main ***", "").split())
+            raise StateError(f"{self.path}: the store is damaged ({problem}); {_FIX_CORRUPT}",
+                             setting="new_store")
+
     def add_to_inbox(self, records: Iterable[Record]) -> int:
         """Keep records for the next issue; return how many were new (a repeat is a no-op)."""
         rows = [(record_key(record), json.dumps(_record_json(record), sort_keys=True))
@@ -491,7 +508,7 @@ def store_fault(path: str, error: BaseException) -> StateError:
     if "I/O" in text or "unable to open" in text or number in (errno.EIO, errno.EACCES):
         return StateUnavailable(f"{path}: the store cannot be used now ({text}); nothing was "
                                 "stored: check the disk and its permissions, then run again")
-    return StateError(f"{path}: not a usable state store ({text}); {_FIX_CORRUPT}",
+    return StateError(f"{path}: not a usable state store, damaged ({text}); {_FIX_CORRUPT}",
                       setting="new_store")
 
 

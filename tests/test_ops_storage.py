@@ -218,3 +218,41 @@ def test_the_half_built_store_of_a_killed_first_use_is_removed_by_the_next_use(t
         pass
     assert not killed.exists()
     assert building.exists()
+
+
+def _damage_a_page(state: Path) -> None:
+    """Overwrite the store's third page (a table's b-tree page) as a bad disk sector would."""
+    with sqlite3.connect(state) as db:  # move everything from the WAL into the file
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = state.read_bytes()[16:18]
+    size = int.from_bytes(page, "big")
+    with state.open("r+b") as handle:
+        handle.seek(2 * size)
+        handle.write(b"\xff" * size)
+
+
+def test_a_damaged_store_takes_no_mail_and_every_command_names_it(tmp_path):
+    """A store with a damaged page took a mail (exit 0, "3 new records kept") that no run
+    could then use and that restoring the store from a backup lost; newsletter said "the
+    state store: not a usable state store", naming no file (a probe, stop 28)."""
+    state = tmp_path / "state.sqlite"
+    args = ["--state", str(state), "--out", str(tmp_path / "out"), "--backend", "offline"]
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", *args).returncode == 0
+    _damage_a_page(state)
+    hook = cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text())
+    line = one_line_error(hook, 75)  # the MTA keeps the mail until the store is restored
+    assert str(state) in line and "damaged" in line
+    run = one_line_error(cli("newsletter", str(EXAMPLES), "--week", "2026-W48", *args), 1)
+    assert str(state) in run
+
+
+def test_a_full_disk_under_the_store_names_its_lock_file(small_disk, tmp_path):
+    """"Error: .: cannot write (No space left on device)": the run lock's label was the write
+    that failed (a probe, stop 28)."""
+    fill(small_disk)
+    state = small_disk / "state.sqlite"
+    line = one_line_error(cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--state",
+                              str(state), "--out", str(tmp_path / "out"), "--backend",
+                              "offline"), 75)
+    assert f"{state}.lock" in line or str(state) in line, line
+    assert not line.startswith("Error: .:")
