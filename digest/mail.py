@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("digest.mail")
 
 DEFAULT_TIMEOUT_S = 30.0
+_LAST_PORT = 65535
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -193,9 +194,13 @@ def _domain(address: str) -> str:
 
 
 def _port(value: int | str) -> int:
-    if isinstance(value, int) or str(value).isdigit():
-        return int(value)
-    raise ConfigError(f"smtp_port = {value!r} is not a port number", setting="smtp_port")
+    """A TCP port, 1 to 65535: a bad one is a setting to fix (exit 2), not a failed connection
+    to retry (exit 75)."""
+    text = str(value).strip()
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= _LAST_PORT:
+        return int(text)
+    raise ConfigError(f"smtp_port = {value!r} is not a port number (1 to {_LAST_PORT})",
+                      setting="smtp_port")
 
 
 def _on_or_off(value: bool | str, setting: str) -> bool:

@@ -29,16 +29,19 @@ FIRST_PAGE = "daily_papers_2026-11-16.txt"
 
 
 class Recorder:
-    """An SMTP handler that keeps what it got, or answers RCPT with a scripted code."""
+    """An SMTP handler that keeps what it got, or answers RCPT with a scripted code (for
+    every recipient, or for the addresses in ``answers``)."""
 
-    def __init__(self, rcpt_answer: str | None = None):
+    def __init__(self, rcpt_answer: str | None = None, answers: dict[str, str] | None = None):
         self.messages: list[email.message.EmailMessage] = []
         self.envelopes: list[tuple[str, list[str]]] = []
         self.rcpt_answer = rcpt_answer
+        self.answers = answers or {}
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802
-        if self.rcpt_answer:
-            return self.rcpt_answer
+        answer = self.answers.get(address, self.rcpt_answer)
+        if answer:
+            return answer
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
@@ -333,6 +336,28 @@ def test_a_bad_smtp_variable_is_a_usage_error_naming_it(mail_env, monkeypatch, v
     assert result.exit_code == 2
     assert f"{setting} = {value!r}" in result.output
     assert f"${variable}" in result.output
+
+
+@pytest.mark.parametrize("value", ["99999", "0", "65536"])
+def test_an_smtp_port_out_of_range_is_a_usage_error_not_a_retry(mail_env, monkeypatch, value):
+    """DIGEST_SMTP_PORT=99999 exited 75 (the connection failed, "try again later"), so a
+    mail system would retry a configuration error for ever, while --smtp-port 70000 exited
+    2 (a probe). Now the value is checked where the mail settings are read."""
+    monkeypatch.setenv("DIGEST_SMTP_PORT", value)
+    result = _email("--smtp-host", "127.0.0.1")
+    assert result.exit_code == 2, result.output
+    assert f"smtp_port = {value!r}" in result.output and "1 to 65535" in result.output
+    assert "$DIGEST_SMTP_PORT" in result.output
+
+
+def test_an_smtp_port_in_the_config_file_is_a_usage_error_naming_it(mail_env, tmp_path):
+    """The SMTP settings are read from the environment and flags only: a config file that
+    sets one exits 2 naming the key, whatever its value (a probe)."""
+    config = tmp_path / "digest.toml"
+    config.write_text("[digest]\nsmtp_port = 99999\n", encoding="utf-8")
+    result = _email("--smtp-host", "127.0.0.1", "--config", str(config))
+    assert result.exit_code == 2, result.output
+    assert "unknown keys smtp_port" in result.output
 
 
 def test_digest_config_shows_the_mail_settings_with_the_password_masked(mail_env, monkeypatch):
