@@ -409,7 +409,7 @@ def email(
             sys.stdout.buffer.write(_mail.as_eml(mailed.message))
             sys.stdout.flush()
         elif mailed.message is not None:
-            typer.echo(f"sent {mailed.message['Subject']} to {', '.join(mail.recipients)} "
+            typer.echo(f"sent {mailed.message['Subject']} to {', '.join(mailed.recipients)} "
                        f"({mailed.answer})")
 
 

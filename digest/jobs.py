@@ -25,7 +25,7 @@ from .publishing import publishing_session, recover
 from .render import Renderer
 from .report import RunReport
 from .runlock import run_lock
-from .sending import already_sent, send_recorded
+from .sending import already_sent, send_recorded, still_to_send
 from .state import Store
 from .weeks import current_week
 
@@ -46,12 +46,14 @@ class Published:
 
 @dataclass
 class Mailed:
-    """What an e-mail run did: the message, and the server's answer when it was sent, or
-    why nothing was sent (``already``: the store says the week's issue went out)."""
+    """What an e-mail run did: the message, and the server's answer and the recipients it
+    took when it was sent, or why nothing was sent (``already``: the store says the week's
+    issue reached every recipient)."""
 
     message: EmailMessage | None = None
     answer: str | None = None
     already: str | None = None
+    recipients: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,15 +169,16 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
         sendings = store if where != ":memory:" else None
         if sendings is not None:
             recover(store)  # the issue an interrupted newsletter run left pending
-        already = already_sent(sendings, options.week, resend=choices.resend)
-        if already:
-            return Mailed(already=already)
+        to = still_to_send(sendings, options.week, choices.mail.recipients,
+                           resend=choices.resend)
+        if sendings is not None and not to:
+            return Mailed(already=already_sent(sendings, options.week, choices.mail.recipients))
         message = _message(digest, sources, options, choices, store, report)
         if choices.eml:
             return Mailed(message)
-        answer = send_recorded(sendings, options.week, str(message["Message-ID"]),
-                               choices.mail.recipients, lambda: send(message, choices.mail))
-    return Mailed(message, answer)
+        delivered = send_recorded(sendings, options.week, str(message["Message-ID"]), to,
+                                  lambda: send(message, choices.mail, to))
+    return Mailed(message, delivered.answer, recipients=delivered.accepted)
 
 
 def _message(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,

@@ -5,7 +5,10 @@
 the configured addresses): no title, abstract or model output goes into a header.
 SMTP failures are sorted the way mail systems sort them: a 4xx answer, a refused
 connection or a time-out is temporary (``MailUnavailable``, exit 75: try again
-later); a 5xx answer or a failed login is final (``MailError``, exit 1).
+later); a 5xx answer or a failed login is final (``MailError``, exit 1). A recipient
+turned away at RCPT while others were taken is sorted the same way, but only after the
+message went to the others: ``send`` returns that error in ``Delivered.refusal`` so the
+caller can first record who got it.
 The password is only ever handed to ``smtplib``; it is in no message or log line.
 """
 
@@ -70,6 +73,16 @@ def mail_settings(settings: Settings) -> MailSettings:
         starttls=_on_or_off(settings["smtp_starttls"], "smtp_starttls"))
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """What the server took: its answer to the message and the recipients it accepted;
+    ``refusal`` says whom it deferred or refused (None: it took them all)."""
+
+    answer: str
+    accepted: tuple[str, ...]
+    refusal: MailError | None = None
+
+
 def subject_for(issue: Issue) -> str:
     return f"Research digest, {issue.week} ({date_range(issue.start, issue.end)})"
 
@@ -93,9 +106,12 @@ def as_eml(message: EmailMessage) -> bytes:
     return message.as_bytes(policy=email.policy.default)
 
 
-def send(message: EmailMessage, settings: MailSettings) -> str:
-    """Hand the message to the SMTP server and return its final answer ("250 …"), or
-    raise MailUnavailable (temporary: exit 75) / MailError (configuration or refusal: 1)."""
+def send(message: EmailMessage, settings: MailSettings,
+         recipients: tuple[str, ...] | None = None) -> Delivered:
+    """Hand the message to the SMTP server for ``recipients`` (default: all of the settings')
+    and return what it took, or raise MailUnavailable (temporary: exit 75) / MailError
+    (configuration or refusal: 1) when it took nothing."""
+    envelope = settings.recipients if recipients is None else recipients
     if not settings.host:
         raise ConfigError("no SMTP server to send through (or write the message out as .eml "
                           "instead)", setting="smtp_host")
@@ -103,7 +119,7 @@ def send(message: EmailMessage, settings: MailSettings) -> str:
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
             _open_session(smtp, settings)
-            refused = smtp.send_message(message, settings.sender, list(settings.recipients))
+            refused = smtp.send_message(message, settings.sender, list(envelope))
             answer = smtp.last_answer
     except smtplib.SMTPAuthenticationError as error:
         if 400 <= error.smtp_code < 500:
@@ -126,11 +142,9 @@ def send(message: EmailMessage, settings: MailSettings) -> str:
     except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
         raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
                               f"{error}); try again later") from None
-    if refused:
-        logger.warning("SMTP server %s refused some recipients: %s", where, ", ".join(refused))
-    logger.info("sent %s to %d recipient(s) via %s", message["Subject"],
-                len(settings.recipients) - len(refused), where)
-    return answer
+    accepted = tuple(rcpt for rcpt in envelope if rcpt not in refused)
+    logger.info("sent %s to %d recipient(s) via %s", message["Subject"], len(accepted), where)
+    return Delivered(answer, accepted, _refused(where, refused, accepted) if refused else None)
 
 
 class _AnsweringSMTP(smtplib.SMTP):
@@ -156,14 +170,20 @@ def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
         smtp.login(settings.user, settings.password or "")
 
 
-def _refused(where: str, recipients: Mapping[str, tuple[int, bytes]]) -> MailError:
+def _refused(where: str, refused: Mapping[str, tuple[int, bytes]],
+             accepted: tuple[str, ...] = ()) -> MailError:
+    """Recipients turned away at RCPT: temporary if any was deferred (4xx), as a retry can
+    reach them; final if every one was refused (5xx)."""
     details = "; ".join(f"{rcpt}: {code} {_text(text)}" for rcpt, (code, text) in
-                        recipients.items())
-    if all(400 <= code < 500 for code, _ in recipients.values()):
-        return MailUnavailable(f"SMTP server {where} deferred every recipient ({details}); "
-                               "try again later")
-    return MailError(f"SMTP server {where} refused every recipient ({details}); check the "
-                     "addresses", setting="mail_to")
+                        refused.items())
+    deferred = [400 <= code < 500 for code, _ in refused.values()]
+    verb = "deferred" if all(deferred) else "deferred or refused" if any(deferred) else "refused"
+    whom = (f"took the message for {', '.join(accepted)} but {verb} the others" if accepted
+            else f"{verb} every recipient")
+    if any(deferred):
+        return MailUnavailable(f"SMTP server {where} {whom} ({details}); try again later")
+    return MailError(f"SMTP server {where} {whom} ({details}); check the addresses",
+                     setting="mail_to")
 
 
 def _by_code(where: str, code: int, text: str) -> MailError:

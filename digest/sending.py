@@ -1,12 +1,15 @@
-"""Mail sent once: the store records each sending of an issue.
+"""Mail sent once: the store records each sending of an issue, and whom it reached.
 
-``send_once`` looks up the week's sendings first. A confirmed one (the server answered
-250) means: say so and send nothing (exit 0), unless ``resend``. The sending is recorded
-*before* the message is handed over (week, Message-ID, recipients, time) and confirmed
-with the server's answer after, so a run killed in between leaves an unconfirmed
-sending: the mail may or may not have gone out, and rather than risk sending it twice
-the next run stops (exit 1) and says how to check and ``--resend``. A refusal or a
-temporary failure (nothing was delivered) removes the record, so the retry sends.
+``still_to_send`` looks up the week's sendings first. A recipient a confirmed one reached
+(the server took the message for them: 250) is not sent the issue again, unless
+``resend``; when nobody is left, ``already_sent`` says so and nothing is sent (exit 0).
+The sending is recorded *before* the message is handed over (week, Message-ID,
+recipients, time) and confirmed with the server's answer and the recipients it took
+after, so a run killed in between leaves an unconfirmed sending: the mail may or may not
+have gone out, and rather than risk sending it twice the next run stops (exit 1) and says
+how to check and ``resend``. A refusal or a temporary failure of the whole message
+(nothing was delivered) removes the record, so the retry sends; a recipient turned away
+while others were taken is left out of the record, so the retry sends to them only.
 Without a state store there is nothing to remember: every run sends.
 """
 
@@ -15,39 +18,56 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import MailError
+from .mail import Delivered
 from .state import Store
 from .testhook import pause_at
 
 
-def already_sent(store: Store | None, week: str, *, resend: bool = False) -> str | None:
-    """A line saying the week's issue went out already (send nothing), or None to send.
-    An unconfirmed earlier sending is an error: it may have gone out."""
+def still_to_send(store: Store | None, week: str, recipients: tuple[str, ...], *,
+                  resend: bool = False) -> tuple[str, ...]:
+    """The recipients no confirmed sending of the week reached (all of them without a store
+    or with ``resend``). An unconfirmed last sending is an error: it may have gone out."""
     earlier = store.sendings(week) if store is not None and not resend else []
-    if not earlier:
-        return None
-    last = earlier[-1]
-    if last["sent_at"] is None:
+    if earlier and earlier[-1]["sent_at"] is None:
+        last = earlier[-1]
         raise MailError(
             f"a sending of {week} started at {last['started_at']} UTC (Message-ID "
             f"{last['message_id']}) was interrupted before the server confirmed it: it may "
             "have gone out. Check the mail server's log or a recipient's mailbox, then send "
             "it (again) with resend", setting="resend")
-    return (f"the issue of {week} was already sent to {', '.join(last['recipients'])} at "
-            f"{last['sent_at']} UTC (Message-ID {last['message_id']}); nothing sent (resend "
+    reached = {rcpt for sending in earlier for rcpt in sending["recipients"]}
+    return tuple(rcpt for rcpt in recipients if rcpt not in reached)
+
+
+def already_sent(store: Store, week: str, recipients: tuple[str, ...]) -> str:
+    """The line saying the week's issue reached every recipient already: nothing sent."""
+    last = store.sendings(week)[-1]
+    return (f"the issue of {week} was already sent to {', '.join(recipients)} (last at "
+            f"{last['sent_at']} UTC, Message-ID {last['message_id']}); nothing sent (resend "
             "to send it again)")
 
 
 def send_recorded(store: Store | None, week: str, message_id: str,
-                  recipients: tuple[str, ...], deliver: Callable[[], str]) -> str:
-    """Deliver, recording the sending before and the server's answer after; return it."""
+                  recipients: tuple[str, ...], deliver: Callable[[], Delivered]) -> Delivered:
+    """Deliver, recording the sending before and what the server took after; return that,
+    or raise the server's refusal of some recipients once the others are recorded."""
+    delivered = _deliver_recorded(store, week, message_id, recipients, deliver)
+    if delivered.refusal is not None:
+        raise delivered.refusal
+    return delivered
+
+
+def _deliver_recorded(store: Store | None, week: str, message_id: str,
+                      recipients: tuple[str, ...], deliver: Callable[[], Delivered]
+                      ) -> Delivered:
     if store is None:
         return deliver()
     sending = store.begin_sending(week, message_id, recipients)
     pause_at("sending")
     try:
-        answer = deliver()
+        delivered = deliver()
     except MailError:
         store.forget_sending(sending)
         raise
-    store.finish_sending(sending, answer)
-    return answer
+    store.finish_sending(sending, delivered.answer, delivered.accepted)
+    return delivered

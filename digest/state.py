@@ -313,9 +313,11 @@ class Store:
                 (week, message_id, json.dumps(list(recipients))))
         return int(cursor.lastrowid or 0)
 
-    def finish_sending(self, sending: int, answer: str) -> None:
-        self._write("UPDATE sendings SET sent_at = CURRENT_TIMESTAMP, answer = ? WHERE id = ?",
-                    (answer, sending))
+    def finish_sending(self, sending: int, answer: str, recipients: Iterable[str]) -> None:
+        """The server took the message for ``recipients`` (those it did not turn away)."""
+        self._write("UPDATE sendings SET sent_at = CURRENT_TIMESTAMP, answer = ?, "
+                    "recipients = ? WHERE id = ?",
+                    (answer, json.dumps(list(recipients)), sending))
 
     def forget_sending(self, sending: int) -> None:
         """The server refused the message: nothing went out."""

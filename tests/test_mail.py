@@ -142,6 +142,18 @@ def test_deferred_recipients_exit_75_and_refused_ones_exit_1(mail_env, smtp_serv
     assert answer.split()[0] in result.output
 
 
+def test_one_deferred_recipient_among_refused_ones_makes_the_run_a_retry(mail_env, smtp_server):
+    """Every recipient turned away, one for now (4xx) and one for good (5xx), exited 1 as if
+    no retry could deliver; a retry can reach the deferred one, so the run exits 75, as it
+    does when some recipients were taken (a probe)."""
+    server = smtp_server(Recorder(answers={"team@example.org": "451 4.2.1 mailbox busy",
+                                           "lab@example.org": "550 5.1.1 no such user"}))
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 75, result.output
+    assert "team@example.org: 451 4.2.1 mailbox busy" in result.output
+    assert "lab@example.org: 550 5.1.1 no such user" in result.output
+
+
 def test_no_smtp_server_listening_is_a_temporary_failure(mail_env):
     result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(_free_port()))
     assert result.exit_code == 75

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import EXAMPLES
 from tests.opsrun import cli, kill9, start_paused
@@ -48,6 +51,45 @@ def test_a_deferred_mail_is_not_recorded_so_the_retry_sends_it(mail_env, smtp_se
     handler = Recorder()
     assert send(state, smtp_server(handler).port).returncode == 0
     assert len(handler.messages) == 1
+
+
+def recipients_sent(state: Path) -> list[list[str]]:
+    with sqlite3.connect(state) as db:
+        return [json.loads(rcpt) for rcpt, in db.execute(
+            "SELECT recipients FROM sendings WHERE sent_at IS NOT NULL ORDER BY id")]
+
+
+@pytest.mark.parametrize(("answer", "code"), [("451 4.2.1 mailbox busy", 75),
+                                              ("550 5.1.1 no such user", 1)])
+def test_a_recipient_the_server_turns_away_is_not_recorded_as_sent_and_the_rerun_sends_only_to_them(
+        mail_env, smtp_server, tmp_path, answer, code):
+    """A recipient deferred (4xx) or refused (5xx) at RCPT while another was accepted was
+    recorded as sent: exit 0, "sent ... to team@example.org, lab@example.org", a warning
+    only, no error in the report, and a rerun said "already sent" (a probe). Now the
+    sending records the recipients the server took, the run exits 75 (a deferral: retry)
+    or 1 (refused for good) naming the others and the answers, and a rerun sends to those
+    only: everyone gets the issue once."""
+    state, report = tmp_path / "state.sqlite", tmp_path / "report.json"
+    busy = Recorder(answers={"lab@example.org": answer})
+    first = send(state, smtp_server(busy).port, "--report", str(report))
+    assert first.returncode == code, first.stderr
+    assert f"lab@example.org: {answer}" in first.stderr and "team@example.org" in first.stderr
+    assert busy.envelopes == [("digest@example.org", ["team@example.org"])]
+    assert recipients_sent(state) == [["team@example.org"]]
+    errors = json.loads(report.read_text())["errors"]
+    assert len(errors) == 1 and f"lab@example.org: {answer}" in errors[0]
+    status = json.loads(cli("status", "--state", str(state), "--json").stdout)
+    assert status["last_sending"]["recipients"] == ["team@example.org"]
+
+    willing = Recorder()
+    retry = send(state, smtp_server(willing).port)
+    assert retry.returncode == 0, retry.stderr
+    assert "to lab@example.org (250" in retry.stdout and "team@" not in retry.stdout
+    assert willing.envelopes == [("digest@example.org", ["lab@example.org"])]
+    again = send(state, smtp_server(willing).port)
+    assert again.returncode == 0, again.stderr
+    assert "already sent to team@example.org, lab@example.org" in again.stdout
+    assert len(willing.envelopes) == 1
 
 
 def test_a_server_without_auth_is_a_configuration_error_not_a_retry(mail_env, smtp_server,
