@@ -114,7 +114,7 @@ def refuse_week_to_come(week: str, today: dt.date | None = None) -> None:
     (or a time zone) a little ahead."""
     limit = current_week((today or dt.date.today()) + dt.timedelta(days=7))
     if week > limit:
-        raise ConfigError(f"--week {week} is a week to come (this is {current_week(today)}): "
+        raise ConfigError(f"week {week} is a week to come (this is {current_week(today)}): "
                           "its issue would have no listings yet; give this week or an earlier "
                           "one", setting="week")
 

@@ -125,7 +125,7 @@ def test_a_week_to_come_is_refused_before_anything_is_written(tmp_path):
     ahead = resolve_week(None, dt.date.today() + dt.timedelta(days=14))
     result = cli("newsletter", str(folder), "--week", ahead, *args)
     assert result.returncode == 2, result.stderr
-    assert f"--week {ahead} is a week to come" in result.stderr
+    assert f"week {ahead} is a week to come" in result.stderr and "(set by --week" in result.stderr
     assert not out.exists() and not (tmp_path / "s.sqlite").exists()
     next_week = resolve_week(None, dt.date.today() + dt.timedelta(days=7))  # a clock's slack
     assert cli("newsletter", str(folder), "--week", next_week, *args).returncode == 0
