@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .files import utf8_text
 from .home import digest_home
 from .tables import check_kind
 
@@ -38,12 +39,13 @@ def load_config(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path}: no such file") from None
+        data = tomllib.loads(_read(Path(path)))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     if "digest" in data:  # the tables ([limits], [prices."m"], …) beside a [digest] table
+        if not isinstance(data["digest"], dict):
+            raise ConfigError(f"{path}: [digest] must be a table: a line [digest], then its "
+                              "keys, one a line (model = \"...\")")
         data = {**data["digest"], **{k: v for k, v in data.items() if k != "digest"}}
     unknown = sorted(set(data) - set(CONFIG_KEYS) - {*TABLES, *MODEL_TABLES})
     if unknown:
@@ -53,3 +55,17 @@ def load_config(path: Path | None) -> dict[str, Any]:
         if key in data:
             check_kind(data[key], kind, f"{path}: '{key}'")
     return data
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path}: a folder, not a file (name the TOML file "
+                          "itself)") from None
+    except OSError as error:
+        raise ConfigError(f"config file {path}: cannot read ({error.strerror or error})"
+                          ) from None
+    return utf8_text(data, str(path), ConfigError)

@@ -3,6 +3,8 @@
 ``write_atomic`` is the one writer for every file digest publishes or keeps (issues, index,
 feed, history, run report, the HTTP cache): a reader, or a run killed half-way, never sees
 half a file, and a replaced file keeps its mode (a new one gets rw-r--r-- less the umask).
+``utf8_text`` decodes a file a person wrote (the config, a template, a prompt): one saved in
+another encoding is an error naming the file and the line, not a traceback.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+
+from .errors import DigestError
 
 
 def _read_umask() -> int:
@@ -60,3 +64,12 @@ def _mode_for(path: Path) -> int:
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         return 0o644 & ~_UMASK
+
+
+def utf8_text(data: bytes, where: str, error: type[DigestError]) -> str:
+    """``data`` as text; else ``error`` "WHERE: not valid UTF-8 (line N): save it as UTF-8"."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = data.count(b"\n", 0, bad.start) + 1
+        raise error(f"{where}: not valid UTF-8 (line {line}): save it as UTF-8") from None

@@ -15,6 +15,8 @@ from digest.config import load_config
 from digest.errors import ConfigError
 from digest.settings import MASK, STARTER, resolve_settings, starter_config
 
+from .conftest import EXAMPLES
+
 
 def _toml(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "digest.toml"
@@ -117,3 +119,35 @@ def test_starter_config_refuses_an_existing_file_from_python(tmp_path):
     starter_config(path)
     with pytest.raises(ConfigError, match="already exists"):
         starter_config(path)
+
+
+def test_a_config_file_that_is_not_utf8_is_a_usage_error_naming_it_and_the_line(tmp_path):
+    """A config file saved in Latin-1 ended in a UnicodeDecodeError traceback, exit 1 (a probe):
+    only a missing file and bad TOML were caught."""
+    path = tmp_path / "c.toml"
+    path.write_bytes(b'backend = "offline"\nmodel = "caf\xe9"\n')
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--config", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}: not valid UTF-8 (line 2): save it as UTF-8" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_config_path_that_is_a_folder_is_a_usage_error_naming_the_config_file(tmp_path):
+    """`--config somedir` said "cannot write (Is a directory) … choose another output folder
+    (set by --out …)", exit 1 (a probe): it blamed the output folder for the config file."""
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--config", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"config file {tmp_path}: a folder, not a file" in result.stderr
+    assert "--out" not in result.stderr
+
+
+@pytest.mark.parametrize("body", ["digest = 3\n", 'digest = "x"\n', "[[digest]]\n"])
+def test_a_digest_key_that_is_not_a_table_is_a_usage_error(tmp_path, body):
+    """`digest = 3`, `digest = "x"` or `[[digest]]` ended in "TypeError: 'int' object is not a
+    mapping", exit 1 (a probe)."""
+    path = _toml(tmp_path, body)
+    with pytest.raises(ConfigError, match=r"digest\.toml: \[digest\] must be a table"):
+        load_config(path)
+    result = CliRunner().invoke(app, ["config", "--config", str(path)])
+    assert result.exit_code == 2 and "[digest] must be a table" in result.stderr
+
