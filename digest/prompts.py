@@ -16,6 +16,7 @@ from pathlib import Path
 import jinja2
 
 from .errors import TemplateError
+from .render.renderer import TemplateFiles
 
 TEMPLATE_NAMES = ("system", "theme_summary", "theme_naming", "merge", "intro", "repair")
 
@@ -37,7 +38,7 @@ class Prompts:
                                     setting="prompts")
             search_path.insert(0, str(directory))
         self._env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(search_path),
+            loader=TemplateFiles(search_path),
             undefined=jinja2.StrictUndefined,
             autoescape=False,  # prompts are plain text for a model, not markup
             keep_trailing_newline=False,

@@ -21,6 +21,7 @@ from digest.outputs import publish
 from digest.pipeline import compose_intro
 from digest.render import Renderer
 
+from .conftest import EXAMPLES
 from .render_samples import (
     SectionSpec,
     earlier_issue,
@@ -380,3 +381,17 @@ def test_feed_is_valid_atom_with_one_entry_per_issue_newest_first(tmp_path):
         "2026-W47.md", "2026-W46.html", "2026-W45.html"]
     assert root.get("{http://www.w3.org/XML/1998/namespace}base") == (
         "https://digest.example.org/issues/")
+
+
+def test_a_user_template_that_is_not_utf8_is_a_template_error_naming_the_file(tmp_path):
+    """A template saved as UTF-16 (or Latin-1) ended in a UnicodeDecodeError traceback, exit 1
+    (a probe)."""
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "issue.md.j2").write_bytes(b"\xff\xfe")
+    with pytest.raises(TemplateError, match=r"tpl/issue\.md\.j2: not valid UTF-8 \(line 1\)"):
+        Renderer(templates).markdown(plain_issue())
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--templates", str(templates)])
+    assert result.exit_code == 1
+    assert f"{templates / 'issue.md.j2'}: not valid UTF-8" in result.stderr

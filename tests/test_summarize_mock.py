@@ -271,3 +271,17 @@ def test_an_offline_summarize_keeps_no_answer_cache():
                                       "--backend", "offline"])
     assert result.exit_code == 0, result.output
     assert not (Path(os.environ["DIGEST_HOME"]) / "summarize-cache.sqlite").exists()
+
+
+def test_a_user_prompt_that_is_not_utf8_is_a_template_error_naming_the_file(tmp_path):
+    """A prompt saved in Latin-1 ended in a UnicodeDecodeError traceback, exit 1 (a probe)."""
+    (tmp_path / "theme_summary.j2").write_bytes(b"Summarise\nx\xff")
+    with pytest.raises(TemplateError, match=r"theme_summary\.j2: not valid UTF-8 \(line 2\)"):
+        Prompts(tmp_path).fingerprint()
+    with pytest.raises(TemplateError, match=r"theme_summary\.j2: not valid UTF-8"):
+        Prompts(tmp_path).render("theme_summary")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--prompts", str(tmp_path),
+                                      "--backend", "openai", "--base-url",
+                                      "http://127.0.0.1:9/v1", "--dry-run"])
+    assert result.exit_code == 1, result.output
+    assert f"{tmp_path / 'theme_summary.j2'}: not valid UTF-8" in result.stderr

@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..errors import ConfigError, TemplateError
+from ..files import utf8_text
 from ..models import Issue
 from .escape import escape_markdown, html_text, one_line, plain_text
 from .rising import PastIssue
@@ -71,6 +72,21 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+class TemplateFiles(jinja2.FileSystemLoader):
+    """Templates from folders, the first that has the name winning; a file that is not UTF-8 is
+    a ``TemplateError`` naming it and the line (the prompts are read with it too)."""
+
+    def get_source(self, environment: jinja2.Environment, template: str
+                   ) -> tuple[str, str, Callable[[], bool]]:
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError:
+            path = next(path for path in (Path(folder, template) for folder in self.searchpath)
+                        if path.is_file())
+            utf8_text(path.read_bytes(), str(path), TemplateError)
+            raise  # mended since: let the next run read it
+
+
 class _LastRendered:
     """The last issue rendered, and as what: publishing renders the issue the pipeline has
     just rendered (the same object, format, templates and history), which is then a look-up
@@ -103,7 +119,7 @@ class Renderer:
         if templates_dir is not None:
             search.insert(0, str(templates_dir))
         self._search = tuple(search)
-        loader = jinja2.FileSystemLoader(search)
+        loader = TemplateFiles(search)
         self._envs = {kind: _environment(loader, kind) for kind in _FINALIZE}
 
     def render(self, issue: Issue, fmt: str = "md", *,
