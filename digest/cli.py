@@ -18,11 +18,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 import typer
 
 from . import __version__
+from .config import BOUNDS
 from .errors import EX_ERROR, ConfigError, DigestError
 from .models import Stats
 from .report import RunReport, report_json, write_report
@@ -58,6 +59,17 @@ app = typer.Typer(
     "75 temporary failure (LLM endpoint, mail server, or a locked, full or read-only state store).",
     no_args_is_help=True, pretty_exceptions_enable=False)
 
+
+class _Range(TypedDict):
+    min: float | None
+    max: float | None
+
+
+def _range(setting: str) -> _Range:
+    """An option's min and max: the setting's bounds, which the config file's value obeys too."""
+    return {"min": BOUNDS[setting].low, "max": BOUNDS[setting].high}
+
+
 # Options shared by newsletter and summarize.
 Sources = Annotated[list[str] | None, typer.Argument(  # noqa: UP007
     help="Listing files, directories, globs, or - for stdin.", show_default=False)]
@@ -81,11 +93,12 @@ Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first unread
 ThemesBackend = Annotated[str | None, typer.Option(
     "--themes", help="tfidf (offline, the default) or embeddings (the OpenAI-compatible "
     "/v1/embeddings endpoint; vectors cached in the state store).")]
-MaxThemes = Annotated[int | None, typer.Option(min=1, max=50, help="At most this many themes.")]
+MaxThemes = Annotated[int | None, typer.Option(
+    **_range("max_themes"), help="At most this many themes.")]
 MaxPapers = Annotated[int | None, typer.Option(
-    "--max-papers", min=1, help="Only the N papers that rank best for the reader's [profile] go "
-    "to themes and the LLM; the rest are listed under 'Also this week' \\[config max_papers; "
-    "default: all].")]
+    "--max-papers", **_range("max_papers"), help="Only the N papers that rank best for the "
+    "reader's [profile] go to themes and the LLM; the rest are listed under 'Also this "
+    "week' \\[config max_papers; default: all].")]
 ResolveIds = Annotated[bool | None, typer.Option(
     "--resolve-ids/--no-resolve-ids", help="Look up the arXiv id of each paper listed without "
     "one (arXiv's API, one request every 3 s, at most 200 a run, cached in the state store) so "
@@ -116,19 +129,19 @@ BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
     "\\[env OPENAI_BASE_URL].")]
 Timeout = Annotated[float | None, typer.Option(
-    "--timeout", min=0.1, help="Most seconds one LLM request may take \\[default: fitted to the "
-    "server's speed].")]
+    "--timeout", **_range("timeout"), help="Most seconds one LLM request may take \\[default: "
+    "fitted to the server's speed].")]
 Concurrency = Annotated[int | None, typer.Option(
-    "--concurrency", min=1, max=64, help="LLM calls in parallel \\[default: 4].")]
+    "--concurrency", **_range("concurrency"), help="LLM calls in parallel \\[default: 4].")]
 MaxCost = Annotated[float | None, typer.Option(
-    "--max-cost", min=0, help="Make no LLM call past this many USD; the rest is summarised "
-    "offline.")]
+    "--max-cost", **_range("max_cost"), help="Make no LLM call past this many USD; the rest is "
+    "summarised offline.")]
 MaxTokens = Annotated[int | None, typer.Option(
-    "--max-tokens", min=1, help="Make no LLM call past this many tokens (prompt + output); the "
-    "rest is summarised offline.")]
+    "--max-tokens", **_range("max_tokens"), help="Make no LLM call past this many tokens (prompt "
+    "+ output); the rest is summarised offline.")]
 Deadline = Annotated[float | None, typer.Option(
-    "--deadline", min=0.1, help="Seconds the LLM stage may take before the rest is summarised "
-    "offline \\[default: 900].")]
+    "--deadline", **_range("deadline"), help="Seconds the LLM stage may take before the rest is "
+    "summarised offline \\[default: 900].")]
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Print the LLM calls, their token counts and estimated cost; call "
     "nothing, write nothing.")]
@@ -349,7 +362,8 @@ def email(
     smtp_host: Annotated[str | None, typer.Option(
         "--smtp-host", help="SMTP server \\[env DIGEST_SMTP_HOST].")] = None,
     smtp_port: Annotated[int | None, typer.Option(
-        "--smtp-port", min=1, max=65535, help="SMTP port \\[env DIGEST_SMTP_PORT; default 587].")
+        "--smtp-port", **_range("smtp_port"), help="SMTP port \\[env DIGEST_SMTP_PORT; default "
+        "587].")
     ] = None,
     eml: Annotated[bool, typer.Option(
         "--eml", help="Write the message to stdout (for `sendmail -t`) instead of sending it.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import CONFIG_KEYS, ENV_KEYS, load_config
+from .config import BOUNDS, CONFIG_KEYS, ENV_KEYS, check_bounds, load_config
 from .errors import ConfigError
 from .home import digest_home
 from .links import ARXIV_API
@@ -118,6 +118,7 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
     for setting in all_settings():
         values[setting.name], origins[setting.name] = _resolve_one(
             setting, flags.get(setting.name), file, environ, config_path)
+    _check_bounds(values, origins)
     return Settings(values, origins, file)
 
 
@@ -165,6 +166,14 @@ def _resolve_one(setting: Setting, flag: Any, file: Mapping[str, Any],
     if setting.in_file and setting.name in file:
         return file[setting.name], f"file {config_path}"
     return setting.default, "default" + (f": {setting.note}" if setting.note else "")
+
+
+def _check_bounds(values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """A flag or an environment variable takes the bounds the config file does (``load_config``
+    checked the file's values, naming the file)."""
+    for name in BOUNDS:
+        if origins[name] == "flag" or origins[name].startswith("env "):
+            check_bounds(name, values[name], name, setting=name)
 
 
 def _masked(setting: Setting, value: Any) -> Any:

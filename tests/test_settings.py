@@ -8,10 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from digest.cli import app
-from digest.config import load_config
+from digest.config import BOUNDS, load_config
 from digest.errors import ConfigError
 from digest.settings import MASK, STARTER, resolve_settings, starter_config
 
@@ -151,3 +152,62 @@ def test_a_digest_key_that_is_not_a_table_is_a_usage_error(tmp_path, body):
     result = CliRunner().invoke(app, ["config", "--config", str(path)])
     assert result.exit_code == 2 and "[digest] must be a table" in result.stderr
 
+
+@pytest.mark.parametrize(("line", "bounds"), [
+    ("timeout = -5", "from 0.1 to 86400"), ("timeout = 0", "from 0.1 to 86400"),
+    ("timeout = 1e300", "from 0.1 to 86400"), ("deadline = nan", "from 0.1 to 86400"),
+    ("deadline = -1", "from 0.1 to 86400"), ("deadline = inf", "from 0.1 to 86400"),
+    ("max_tokens = 0", "at least 1"), ("concurrency = 100000", "from 1 to 64"),
+    ("concurrency = 0", "from 1 to 64"), ("batch_tokens = -5", "at least 1"),
+    ("context_window = -1", "at least 1"), ("max_output_tokens = -1", "at least 1"),
+    ("batch_price_factor = -1", "from 0 to 1"), ("max_cost = nan", "at least 0"),
+    ("max_cost = -1", "at least 0"), ("max_themes = 0", "from 1 to 50"),
+    ("max_papers = 0", "at least 1")])
+def test_a_number_in_the_config_file_out_of_its_bounds_is_a_usage_error_naming_them(
+        tmp_path, line, bounds):
+    """The config file took what the flags refuse (timeout = 0, concurrency = 100000,
+    max_cost = nan turned the spending cap off silently); timeout = -5 and deadline = nan ended
+    in a ValueError traceback once the LLM stage started (a probe)."""
+    path = _toml(tmp_path, line + "\n")
+    key = line.split(" = ")[0]
+    with pytest.raises(ConfigError, match=rf"digest\.toml: '{key}' = .*must be .*{bounds}"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("line", ["timeout = -5", "deadline = nan"])
+def test_a_timeout_or_deadline_out_of_bounds_stops_an_llm_run_with_exit_2(tmp_path, line):
+    path = _toml(tmp_path, line + "\n")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--config", str(path),
+                                      "--base-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2, result.output
+    assert f"'{line.split(' = ')[0]}'" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_number_in_bounds_is_taken_as_written(tmp_path):
+    path = _toml(tmp_path, "timeout = 0.1\ndeadline = 86400\nconcurrency = 64\nmax_cost = 0\n"
+                 "batch_price_factor = 1\nmax_themes = 50\n")
+    assert load_config(path)["concurrency"] == 64
+
+
+def test_a_flag_or_variable_out_of_bounds_is_refused_as_the_file_value_would_be():
+    """The same bounds hold for a Python caller's value and an environment variable
+    ($DIGEST_SMTP_PORT = 99999 went on to the SMTP client)."""
+    with pytest.raises(ConfigError, match=r"max_cost = inf: must be .*at least 0") as caught:
+        resolve_settings({"max_cost": float("inf")})
+    assert caught.value.setting == "max_cost"
+    with pytest.raises(ConfigError, match=r"smtp_port = '99999': must be from 1 to 65535"):
+        resolve_settings(environ={"DIGEST_SMTP_PORT": "99999"})
+    assert resolve_settings(environ={"DIGEST_SMTP_PORT": "25"})["smtp_port"] == "25"
+
+
+def test_the_flags_take_their_bounds_from_the_settings_table():
+    """One table of bounds: a flag cannot drift from what the config file accepts."""
+    command = typer.main.get_command(app)
+    options = [param for sub in command.commands.values() for param in sub.params
+               if param.name in BOUNDS]
+    assert {param.name for param in options} >= {
+        "max_themes", "max_papers", "timeout", "deadline", "concurrency", "max_cost",
+        "max_tokens", "smtp_port"}
+    for param in options:
+        assert (param.min, param.max) == (BOUNDS[param.name].low, BOUNDS[param.name].high), (
+            param.name)
