@@ -25,17 +25,19 @@ def parse_week(week: str) -> tuple[dt.date, dt.date]:
     except ValueError:
         raise ConfigError(f"week {week!r}: {match[1]} has no week {match[2]}",
                           setting="week") from None
+    if monday > dt.date.max - dt.timedelta(days=6):
+        raise ConfigError(f"week {week!r}: past the last date digest can handle (its Sunday "
+                          f"would be after {dt.date.max}); choose an earlier week",
+                          setting="week")
     return monday, monday + dt.timedelta(days=6)
 
 
 def is_week(name: str) -> bool:
-    """Whether ``name`` is a week some year has (``2026-W47``; not ``2026-W60``)."""
-    match = _WEEK.match(name)
-    if not match:
-        return False
+    """Whether ``name`` is a week some year has (``2026-W47``; not ``2026-W60``, nor
+    ``9999-W52``, whose Sunday no date can hold)."""
     try:
-        dt.date.fromisocalendar(int(match[1]), int(match[2]), 1)
-    except ValueError:
+        parse_week(name)
+    except ConfigError:
         return False
     return True
 

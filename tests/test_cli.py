@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
+from digest.weeks import is_week
 
 from .conftest import EXAMPLES
 
@@ -209,3 +210,27 @@ def test_the_digest_process_leaves_what_is_alive_out_of_its_last_collection(monk
         gc.set_threshold(*before)
         gc.unfreeze()
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.parametrize("command", ["summarize", "newsletter", "email"])
+def test_a_week_whose_sunday_is_past_year_9999_is_a_usage_error(tmp_path, command):
+    """`--week 9999-W52` ended in "OverflowError: date value out of range" (its Sunday is past
+    the last date Python has), exit 1 (a probe)."""
+    state = ["--state", str(tmp_path / "state.sqlite")]
+    mail = ["--eml", "--from", "a@example.org", "--to", "b@example.org"]
+    extra = {"summarize": [], "email": [*mail, *state],
+             "newsletter": ["--out", str(tmp_path / "out"), *state]}[command]
+    result = runner.invoke(app, [command, str(EXAMPLES), "--week", "9999-W52", *extra])
+    assert result.exit_code == 2, result.output
+    assert "week '9999-W52': past the last date digest can handle" in result.stderr
+
+
+def test_an_issue_file_of_such_a_week_is_passed_over_like_one_of_no_week(tmp_path):
+    """With parse_week refusing 9999-W52, a stray 9999-W52.md in the output folder stopped
+    every run with exit 2 blaming --week (before, an OverflowError traceback): it is no week."""
+    assert not is_week("9999-W52") and is_week("9999-W51") and not is_week("2026-W60")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "9999-W52.md").write_text("x\n", encoding="utf-8")
+    result = newsletter(tmp_path, str(EXAMPLES), "--week", "2026-W47", "--new-store")
+    assert result.exit_code == 0, result.output
+    assert "9999-W52.md" in result.stderr
