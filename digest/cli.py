@@ -97,7 +97,7 @@ MaxThemes = Annotated[int | None, typer.Option(
     **_range("max_themes"), help="At most this many themes.")]
 MaxPapers = Annotated[int | None, typer.Option(
     "--max-papers", **_range("max_papers"), help="Only the N papers that rank best for the "
-    "reader's [profile] go to themes and the LLM; the rest are listed under 'Also this "
+    "reader's \\[profile] go to themes and the LLM; the rest are listed under 'Also this "
     "week' \\[config max_papers; default: all].")]
 ResolveIds = Annotated[bool | None, typer.Option(
     "--resolve-ids/--no-resolve-ids", help="Look up the arXiv id of each paper listed without "
