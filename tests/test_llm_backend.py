@@ -382,3 +382,60 @@ def test_a_password_in_the_base_url_of_an_unreachable_server_is_not_shown():
         nowhere.ask()
     nowhere.backend.close()
     assert "pa55word" not in str(caught.value)
+
+
+class _HeadersForEver:
+    """A server on 127.0.0.1 that answers "200 OK" and then one header line every 0.2 s, never
+    ending its headers (for 20 s at most): each read is quick, the response never comes."""
+
+    def __init__(self) -> None:
+        import threading
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(8)
+        self._socket.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        import threading
+        while not self._stop.is_set():
+            try:
+                client, _ = self._socket.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._trickle, args=(client,), daemon=True).start()
+
+    def _trickle(self, client: socket.socket) -> None:
+        with client:
+            try:
+                client.recv(65536)
+                client.sendall(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(100):  # 20 s at most
+                    if self._stop.wait(0.2):
+                        return
+                    client.sendall(b"X-Slow: header\r\n")
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self._socket.close()
+
+
+def test_a_server_that_never_ends_its_headers_is_cut_at_the_time_limit():
+    """One header line every 0.2 s kept each read under the read timeout: the request ran past
+    --timeout and the run's --deadline for ever, and no issue was written (a probe, stop 28)."""
+    server = _HeadersForEver()
+    slow = Chat(server.url, timeout_s=1.0, max_attempts=2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMUnavailable, match="did not answer within 1 s, the timeout"):
+            slow.ask()
+    finally:
+        slow.backend.close()
+        server.close()
+    assert time.monotonic() - started < 5  # two attempts of 1 s, not 20 s

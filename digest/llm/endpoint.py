@@ -31,8 +31,13 @@ def make_client(settings: BackendSettings) -> openai.OpenAI:
     """The official client for this endpoint: Azure's for its dated API, else the plain one."""
     import openai
 
-    # Every request passes its own time limit (``pacing``); this is the client's fallback.
-    common: Mapping[str, Any] = {"timeout": settings.timeout_s or 600.0, "max_retries": 0}
+    from .deadline import LimitedClient
+
+    # Every request passes its own time limit (``pacing``), for the whole request
+    # (``deadline.request_limit``); this is the client's fallback.
+    common: Mapping[str, Any] = {
+        "timeout": settings.timeout_s or 600.0, "max_retries": 0,
+        "http_client": LimitedClient()}
     base_url = checked_base_url(settings.base_url, settings.api_key)
     azure = uses_azure(settings)
     if azure and settings.api_version:  # the dated API; Azure's v1 API needs only a base URL

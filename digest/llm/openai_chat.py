@@ -26,6 +26,7 @@ from .base import (
     DeadlineReached,
     with_retries,
 )
+from .deadline import request_limit
 from .endpoint import make_client
 from .faults import as_digest_error, backoff_wait, describe
 from .pacing import DEADLINE, Limit, Pacing, is_local, request_tokens
@@ -136,8 +137,9 @@ class OpenAIChat:
         limits.append(limit)
         started = time.monotonic()
         try:
-            with self._client.chat.completions.with_streaming_response.create(
-                    **self._arguments(request, level), timeout=limit.seconds) as response:
+            with request_limit(started + limit.seconds), \
+                    self._client.chat.completions.with_streaming_response.create(
+                        **self._arguments(request, level), timeout=limit.seconds) as response:
                 raw = _read_body(response, deadline=started + limit.seconds)
             completion = completion_from_body(raw)
             answered = completion.prompt_tokens + completion.completion_tokens or tokens
