@@ -439,3 +439,25 @@ def test_a_server_that_never_ends_its_headers_is_cut_at_the_time_limit():
         slow.backend.close()
         server.close()
     assert time.monotonic() - started < 5  # two attempts of 1 s, not 20 s
+
+
+@pytest.mark.parametrize("key", [KEY + "\u00e9", KEY + "\u00a0x", "sk-a\x01b-0123456789"])
+def test_an_api_key_no_http_header_can_carry_is_a_config_error_naming_it(key):
+    """A pasted key with a non-ASCII character ended in a UnicodeEncodeError traceback (a probe,
+    stop 28)."""
+    from digest.errors import ConfigError
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY") as caught:
+        OpenAIChat(BackendSettings(model="m", api_key=key))
+    assert key not in str(caught.value)
+
+
+def test_an_api_key_read_with_a_line_end_is_used_without_it(server):
+    """`. ./env` of a file with CRLF line ends gave the key a trailing "\\r": no request reached
+    the server, and the run said "cannot reach ... check the base URL" (a probe, stop 28)."""
+    server.script(Reply.text('{"answer": "hello"}'))
+    crlf = Chat(server.url, api_key=KEY + "\r")
+    try:
+        assert crlf.ask().text == '{"answer": "hello"}'
+    finally:
+        crlf.backend.close()
+    assert server.chat_requests[0].headers["authorization"] == f"Bearer {KEY}"

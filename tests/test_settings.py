@@ -211,3 +211,13 @@ def test_the_flags_take_their_bounds_from_the_settings_table():
     for param in options:
         assert (param.min, param.max) == (BOUNDS[param.name].low, BOUNDS[param.name].high), (
             param.name)
+
+
+def test_values_from_an_env_file_with_crlf_line_ends_lose_the_carriage_return(monkeypatch):
+    """`set -a; . ./env` of a file saved with CRLF line ends: every value ended in "\\r" (a
+    key no request could carry, a password the server refused; a probe, stop 28)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-crlf-0123456789\r")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", "pw-with-cr\r")
+    settings = resolve_settings()
+    assert settings["api_key"] == "sk-crlf-0123456789"
+    assert settings["smtp_password"] == "pw-with-cr"

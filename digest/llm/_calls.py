@@ -109,5 +109,5 @@ def log_rejected(call: Call, completion: Completion | None, problems: tuple[str,
 
 def shown_answer(text: str, limit: int = LOGGED_ANSWER_CHARS) -> str:
     """A model's answer as a log shows it: secrets masked, cleaned, cut to ``limit``."""
-    return untrusted_preview(mask_secret(text[:limit * 4], os.environ.get("OPENAI_API_KEY")),
-                             limit)
+    key = os.environ.get("OPENAI_API_KEY", "").strip()  # as sent: without a CRLF file's "\r"
+    return untrusted_preview(mask_secret(text[:limit * 4], key), limit)

@@ -38,19 +38,20 @@ def make_client(settings: BackendSettings) -> openai.OpenAI:
     common: Mapping[str, Any] = {
         "timeout": settings.timeout_s or 600.0, "max_retries": 0,
         "http_client": LimitedClient()}
-    base_url = checked_base_url(settings.base_url, settings.api_key)
+    api_key = checked_api_key(settings.api_key)
+    base_url = checked_base_url(settings.base_url, api_key)
     azure = uses_azure(settings)
     if azure and settings.api_version:  # the dated API; Azure's v1 API needs only a base URL
         if not base_url:
             raise ConfigError('provider = "azure" needs a base URL: '
                               "https://RESOURCE.openai.azure.com", setting="base_url")
-        return openai.AzureOpenAI(api_key=settings.api_key, api_version=settings.api_version,
+        return openai.AzureOpenAI(api_key=api_key, api_version=settings.api_version,
                                   azure_endpoint=base_url, **common)
     if settings.api_version:
         logger.warning("api_version is set but %s is no Azure endpoint: it is ignored (set "
                        'provider = "azure" in the config if it is one)',
                        url_for_logs(base_url) if base_url else "the URL")
-    return openai.OpenAI(api_key=settings.api_key or "not-needed",  # local servers take any key
+    return openai.OpenAI(api_key=api_key or "not-needed",  # local servers take any key
                          base_url=base_url, **common)
 
 
@@ -64,6 +65,21 @@ def uses_azure(settings: BackendSettings) -> bool:
         return settings.provider == "azure"
     host = (urlsplit(settings.base_url or "").hostname or "").rstrip(".")
     return host.endswith(AZURE_HOSTS)
+
+
+def checked_api_key(key: str | None) -> str | None:
+    """The key without the spaces or line end around it (an env file with CRLF line ends gives
+    it a "\r"); a ConfigError if an HTTP header cannot carry what is left."""
+    if key is None:
+        return None
+    key = key.strip()
+    bad = next((i for i, char in enumerate(key) if not (char.isascii() and char.isprintable())
+                or char.isspace()), None)
+    if bad is not None:
+        raise ConfigError(f"OPENAI_API_KEY holds a character no HTTP header can carry (at "
+                          f"position {bad + 1} of {len(key)}: not ASCII, a space or a control "
+                          "character): copy the key again", setting="api_key")
+    return key
 
 
 def checked_base_url(url: str | None, secret: str | None = None) -> str | None:
