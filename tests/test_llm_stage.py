@@ -7,6 +7,7 @@ sleep is injected (a constructor argument), so retries cost no wall time.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -235,9 +236,14 @@ def test_a_hanging_server_is_bounded_by_the_timeout_and_the_deadline(server):
     assert "deadline" in (summarizer.stats.stopped or "")
 
 
-def test_a_call_cut_by_the_run_deadline_says_the_deadline_cut_it(server):
+def test_a_call_cut_by_the_run_deadline_says_the_deadline_cut_it(server, caplog):
+    """... once on stderr too: a run whose every theme the deadline sent offline logged
+    nothing, while the breaker, quota and cost stops each say so (a probe, stop 28)."""
     server.default = Reply(hang=True)
-    _, summarizer, _ = run_stage(server, 3, timeout_s=30.0, deadline_s=0.5, concurrency=1)
+    with caplog.at_level(logging.WARNING, logger="digest"):
+        _, summarizer, _ = run_stage(server, 3, timeout_s=30.0, deadline_s=0.5, concurrency=1)
+    said = [r.getMessage() for r in caplog.records if "deadline" in r.getMessage()]
+    assert len(said) == 1 and "the rest is summarised offline" in said[0], said
     assert len(server.chat_requests) == 1  # no retry past the deadline
     errors = summarizer.stats.errors
     assert len(errors) == 1 and "deadline cut this call" in errors[0]

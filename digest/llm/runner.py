@@ -248,7 +248,9 @@ class CallRunner:
         if isinstance(error, QuotaExhausted):
             self._open_breaker("the account is out of quota")
         elif isinstance(error, DeadlineReached):
-            self.stats.stop(DEADLINE)
+            if self.stats.stop(DEADLINE):
+                logger.warning("%s: no more LLM calls this run; the rest is summarised offline",
+                               DEADLINE)
         elif isinstance(error, (LLMUnavailable, RequestRejected)):
             logger.warning("%s %r: %s", call.task, call.label, error)
             why = self.breaker.failed()
