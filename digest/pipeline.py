@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,8 +98,11 @@ def build_issue(sources: Sequence[str], options: Options, *,
             raise nothing_read(sources, report.errors)
         if options.by_date:
             records, inbox = _in_week(records, inbox, store, options.week, report)
+        report.counts = Stats(records_read=len(records))  # a run that fails later says so
     with report.stage("dedup"):
         deduped = deduplicate(records)
+        report.counts = Stats(records_read=len(records), papers_unique=len(deduped.papers),
+                              duplicates_merged=deduped.duplicates_merged)
     with report.stage("select"):
         # ids found before the selection, so that papers published under an id are known by it
         found = (resolve_ids(deduped.papers, store, base_url=options.arxiv_api)
@@ -118,7 +122,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
                                 budget=options.budget, store=store,
                                 nonce=store.nonce(options.week), limits=options.llm)
         batches = plan_batches(themes, by_id, summarizer.paper_tokens, summarizer.budget)
-    with report.stage("summaries"):
+    with report.stage("summaries"), _reporting_calls(summarizer, report):
         summaries = summarizer.summarize(themes, by_id, batches)
 
     stats = Stats(records_read=len(records), papers_unique=len(deduped.papers),
@@ -127,7 +131,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   themes=len(themes), batches=len(batches))
     sections = tuple(IssueSection(theme, summary, tuple(by_id[pid] for pid in theme.paper_ids))
                      for theme, summary in zip(themes, summaries, strict=True))
-    with report.stage("summaries"):
+    with report.stage("summaries"), _reporting_calls(summarizer, report):
         intro = summarizer.intro(fallback=compose_intro(sections))
     issue = Issue(week=options.week, start=start, end=end, intro=intro,
                   sections=sections, stats=stats, backend=summarizer.stats.backend,
@@ -147,6 +151,15 @@ def build_issue(sources: Sequence[str], options: Options, *,
         markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown, tuple(inbox))
+
+
+@contextmanager
+def _reporting_calls(summarizer: Summarizer, report: RunReport) -> Iterator[None]:
+    """The LLM calls made so far go into the report even when the stage fails (a 401)."""
+    try:
+        yield
+    finally:
+        report.llm = summarizer.stats.as_dict()
 
 
 def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,

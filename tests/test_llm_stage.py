@@ -374,3 +374,18 @@ def test_a_second_newsletter_run_of_the_week_makes_no_call_and_writes_identical_
     ledger.close()
     footer = re.search(r"cost \$(\d+\.\d+)", issue.decode())
     assert paid > 0 and footer is not None and float(footer[1]) == pytest.approx(paid, abs=1e-4)
+
+
+def test_a_run_a_bad_key_stops_reports_what_it_read_and_the_calls_it_made(server, tmp_path):
+    """After a 401 the run report said records_read 0 and llm {}: 40 records had been read and
+    a call made (a probe, stop 28). A report "at the end of every run, also when it fails"."""
+    server.default = Reply.fail(401, "invalid api key")
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+        "--base-url", server.url, "--out", str(tmp_path / "out"), "--concurrency", "1",
+        "--state", str(tmp_path / "s.sqlite"), "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"]["records_read"] == 40 and report["counts"]["papers_unique"] == 30
+    assert report["llm"]["calls"] == 1 and report["llm"]["failed_calls"] == 1
+    assert "check OPENAI_API_KEY" in report["errors"][-1]
