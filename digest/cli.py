@@ -544,7 +544,8 @@ def _flag_hint(error: DigestError) -> str:
     return f" (set by {setting_sources(error.setting, _flags_by_setting())})"
 
 
-_FLAG_ALIASES = {"mail_from": "--from", "mail_to": "--to"}  # settings whose flag reads better
+# Settings whose flag has another name (or reads better).
+_FLAG_ALIASES = {"mail_from": "--from", "mail_to": "--to", "theme_backend": "--themes"}
 
 
 def _flags_by_setting() -> dict[str, str]:

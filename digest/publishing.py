@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .dedup import published_names
-from .errors import StateError, StateUnavailable
+from .errors import ConfigError, StateError, StateUnavailable
 from .models import Issue, Record
 from .outputs import (
     HistoryEntry,
@@ -204,6 +204,9 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
     finished, a lost store refused, and the temp files of killed runs removed (a dry
     run writes nothing, not even the lock or a new store: it reads a copy of the store in
     memory, and leaves a pending issue and the temp files to the next run)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out} is a file, not a folder: give the folder the issues go into "
+                          "(made if missing)", setting="out")
     if dry_run:
         with Store.copy_of(state_path) as store:
             if not new_store:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import StateBusy
+from .errors import ConfigError, StateBusy
 
 POLL_S = 0.2
 
@@ -43,6 +43,9 @@ def run_lock(store_path: str | Path, *, command: str, week: str | None,
         yield
         return
     path = lock_path(store_path)
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ConfigError(f"{store_path}: {path.parent} is a file, not a folder: give the state "
+                          "store a path in a folder", setting="state")
     with _naming(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -248,3 +248,33 @@ def test_an_issue_file_of_such_a_week_is_passed_over_like_one_of_no_week(tmp_pat
     result = newsletter(tmp_path, str(EXAMPLES), "--week", "2026-W47", "--new-store")
     assert result.exit_code == 0, result.output
     assert "9999-W52.md" in result.stderr
+
+
+def test_an_out_that_is_a_file_is_a_usage_error_naming_it(tmp_path):
+    """"afile/.history.json: cannot read the issue history: Not a directory ... (delete the
+    file to start it afresh)": no such file; --out named a file (a probe, stop 28)."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    result = runner.invoke(app, ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                                 "offline", "--out", str(afile), "--state",
+                                 str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2, result.output
+    assert f"{afile} is a file, not a folder" in result.stderr and "--out" in result.stderr
+    assert afile.read_text() == "not a folder"
+
+
+def test_a_state_under_a_file_is_an_error_naming_the_state_setting(tmp_path):
+    """"afile: cannot write (File exists) ... choose another output folder (set by --out)"
+    for --state afile/s.sqlite (a probe, stop 28)."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    result = runner.invoke(app, ["newsletter", str(EXAMPLES), "--week", "2026-W47",
+                                 "--backend", "offline", "--out", str(tmp_path / "out"),
+                                 "--state", str(afile / "s.sqlite")])
+    assert result.exit_code in (1, 2), result.output
+    assert "--state" in result.stderr and "(set by --out" not in result.stderr
+
+
+def test_a_bad_themes_value_names_its_flag():
+    result = runner.invoke(app, ["summarize", str(EXAMPLES), "--themes", "foo"])
+    assert result.exit_code == 2 and "--themes" in result.stderr, result.output
