@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import SourceError, StateError, StateUnavailable
 from .ingest import IngestLimits, load_sources
+from .ingest.mailmsg import looks_like_email
 from .models import Record
 from .state import Store
 from .testhook import pause_at
@@ -46,20 +47,35 @@ def ingest(state_path: Path, sources: Sequence[str], *, fmt: str | None = None,
         raise SourceError(", ".join(sources), "no paper found in what was given",
                           fix="give a listing (a Daily Papers page, an arXiv listing e-mail, "
                           "JSON, CSV or a feed); nothing was stored")
-    records = [_stdin_named(record, stdin) for record in ingested.records]
+    name = _stdin_name(stdin)
+    records = [_stdin_named(record, name) for record in ingested.records]
     pause_at("ingest")
     added = keep_in_inbox(state_path, records)
     return Kept(len(records), added, [str(error) for error in ingested.errors])
 
 
-def _stdin_named(record: Record, data: bytes | str) -> Record:
-    """A record read from stdin is named after what was read, so that two e-mails count as
-    two listings (sightings) and a redelivered e-mail as the same one."""
+def _stdin_named(record: Record, name: str) -> Record:
     if record.sighting.source not in {"-", "<stdin>"}:
         return record
-    raw = data.encode() if isinstance(data, str) else data
-    name = "stdin:" + hashlib.sha256(raw).hexdigest()[:12]
     return replace(record, sighting=replace(record.sighting, source=name))
+
+
+def _stdin_name(data: bytes | str) -> str:
+    """What a record read from stdin is named after, so that two e-mails count as two
+    listings (sightings) and a redelivered e-mail as the same one: its Message-ID, as an MTA
+    that redelivers adds Received: lines, or else the bytes read."""
+    raw = data.encode() if isinstance(data, str) else data
+    message_id = _message_id(raw) if looks_like_email(raw) else None
+    return "stdin:" + hashlib.sha256(message_id or raw).hexdigest()[:12]
+
+
+def _message_id(raw: bytes) -> bytes | None:
+    from email.parser import BytesHeaderParser
+    from email.policy import compat32
+
+    value = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536])["Message-ID"]
+    value = " ".join(str(value).split()) if value else ""
+    return f"message-id:{value}".encode() if value.startswith("<") else None
 
 
 def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:

@@ -379,3 +379,24 @@ def test_digest_config_shows_the_mail_settings_with_the_password_masked(mail_env
     shown = json.loads(result.output)
     assert shown["smtp_starttls"] == {"value": "0", "from": "env DIGEST_SMTP_STARTTLS"}
     assert shown["smtp_password"]["value"] != PASSWORD and PASSWORD not in result.output
+
+
+def _mail(listing: str, trace: str = "") -> str:
+    return (f"{trace}From: papers@lists.example\nTo: digest@example.org\nSubject: New papers\n"
+            "Message-ID: <listing-42@lists.example>\nContent-Type: application/json\n\n"
+            f"{listing}\n")
+
+
+def test_a_mail_redelivered_with_other_trace_headers_is_the_same_listing(tmp_path):
+    """An MTA that redelivers adds Received: lines: the bytes differ, so the mail counted as a
+    second listing and every paper read "in 2 listings" (a probe, stop 28). A message with a
+    Message-ID is named by it."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    listing = _listing("Sparse Widgets", "Dense Gadgets")
+    first = _ingest(state, _mail(listing))
+    again = _ingest(state, _mail(listing, "Received: from mx2.example by mx1.example\n"))
+    assert first.stdout.startswith("2 new records") and again.stdout.startswith("0 new records")
+    result = CliRunner().invoke(app, ["newsletter", "--state", str(state), "--out", str(out),
+                                      "--backend", "offline"])
+    assert result.exit_code == 0, result.output
+    assert "listings)" not in (out / f"{current_week()}.md").read_text()
