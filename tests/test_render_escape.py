@@ -155,7 +155,7 @@ def test_escape_markdown_examples(text, escaped):
     # ... and where it would make markup, still a backslash
     ("A*B search", "A\\*B search"), ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"),
     ("_a_", "\\_a\\_"), ("Models~(MLMs)", "Models\\~(MLMs)"),
-    ("~~a~~", "\\~\\~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
+    ("~~a~~", "\\~~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
     ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"),
 ])
 def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
@@ -339,21 +339,33 @@ def test_a_lone_star_in_two_values_of_one_line_makes_no_emphasis():
     assert _emphasis(markdown) == ["(Jo*Ann Smith)", "(Ann Lee)"], markdown
 
 
+def _can_close(text: str, at: int) -> bool:
+    """Whether the "~" at ``at`` is right-flanking (CommonMark), the value's start taken as
+    punctuation (the worst a template can put before it)."""
+    before, after = (text[at - 1] if at else "("), text[at + 1:at + 2]
+
+    def punctuation(char: str) -> bool:
+        return not (char.isalnum() or char.isspace())
+    return not before.isspace() and (not punctuation(before) or not after or after.isspace()
+                                     or punctuation(after))
+
+
 @pytest.mark.parametrize("text", ["A*B", "*50% fewer", "Jo*", "Models~(MLMs)", "x~y", "50%~",
-                                  "~start", "a ~ b", "~~", "1.53×~20.57×"])
+                                  "~start", "a ~ b", "~~", "1.53×~20.57×", "(~x)", "~ 5", "x ~~y~~",
+                                  "z~2.5", "é~ü"])
 def test_no_star_and_no_tilde_that_can_close_is_left_for_another_value(text):
     """GFM pairs "~" (one or two) like "*" across the values of a paragraph, and the templates
-    make "*" of their own: every "*" is escaped, and every "~" that could close (one not at the
-    start or after a space, and before a letter or digit: the templates write a value after a
-    space or punctuation); "~50%" opens only, so stays."""
+    make "*" of their own: every "*" is escaped, and every "~" that could close; one that only
+    opens ("~50%") or neither ("at most ~ 3800") stays."""
     escaped = escape_markdown(text)
     assert "*" not in escaped.replace("\\*", "")
     bare = [m.start() for m in re.finditer(r"(?<!\\)~", escaped)]
-    assert all(escaped[at - 1:at] in ("", " ") and escaped[at + 1:at + 2].isalnum() for at in bare)
+    assert not [at for at in bare if _can_close(escaped, at)], escaped
 
 
-def test_a_tilde_that_only_opens_stays_as_typed():
+def test_a_tilde_that_only_opens_or_neither_stays_as_typed():
     assert escape_markdown("about ~50% fewer") == "about ~50% fewer"
+    assert escape_markdown("at most ~ 3800 km/s") == "at most ~ 3800 km/s"
 
 
 @pytest.mark.parametrize("text", ["Foo_www.evil-prize.example/win", "(www.evil.example)",

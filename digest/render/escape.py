@@ -30,12 +30,13 @@ _INVISIBLE = re.compile(
 # The others are escaped only where they would make markup: see ``_CONTEXT``.
 _MD_ALWAYS = re.compile(r"([\\`\[\]|$*])")
 # "_" unless inside a word (never emphasis there); "~" where it could close a strike-through
-# (GFM pairs one "~" or two across values, and no template writes one: a "~" that only opens,
-# at the start or after a space and before a letter or digit as in "~50%", pairs with nothing,
-# as the templates write a value after a space or punctuation); "<" before a tag or autolink;
-# "&" before an entity. An "@" needs one only in what GFM autolinks: see ``_AUTOLINK``.
-_CONTEXT = re.compile(
-    r"(?<![^\W_])_|_(?![^\W_])|(?<=\S)~|~(?![^\W_])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
+# (GFM pairs one "~" or two across values, and no template writes one, so a "~" that cannot
+# close pairs with nothing: after a space, as in "at most ~ 3800" or "about ~50%", or before a
+# letter or digit after punctuation or at the start, as the templates write a value after a
+# space or punctuation); "<" before a tag or autolink; "&" before an entity. An "@" needs one
+# only in what GFM autolinks: see ``_AUTOLINK``.
+_CONTEXT = re.compile(r"(?<![^\W_])_|_(?![^\W_])|(?<!\s)~(?![^\W_])|(?<=[^\W_])~|"
+                      r"<(?=[A-Za-z/!?])|&(?=#?\w+;)")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
