@@ -566,7 +566,12 @@ def _damage(path: Path) -> str | None:
 
     A checkpoint writes page 1, whose header gives the new size, before the pages that grow
     the file, so a store in use can look truncated for a moment: it is only called truncated
-    if it still looks so after ``_SETTLE_S``."""
+    if it still looks so after ``_SETTLE_S``. A run killed in that moment leaves the frames in
+    the WAL, from which SQLite finishes the checkpoint when the store is opened: with a WAL
+    beside it, a short file is no truncation."""
+    if _has_wal(path):
+        problem = _header_damage(path)
+        return None if problem and problem.startswith(_TRUNCATED) else problem
     problem = _header_damage(path)
     deadline = time.monotonic() + _SETTLE_S
     while problem and problem.startswith(_TRUNCATED) and time.monotonic() < deadline:
@@ -575,6 +580,12 @@ def _damage(path: Path) -> str | None:
     return problem
 
 
+def _has_wal(path: Path) -> bool:
+    wal = path.with_name(path.name + "-wal")
+    return wal.exists() and wal.stat().st_size > _WAL_HEADER
+
+
+_WAL_HEADER = 32
 _TRUNCATED = "the store is truncated"
 _SETTLE_S = 0.5  # a checkpoint of a mail's or an issue's pages takes milliseconds
 
