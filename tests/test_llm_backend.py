@@ -461,3 +461,16 @@ def test_an_api_key_read_with_a_line_end_is_used_without_it(server):
     finally:
         crlf.backend.close()
     assert server.chat_requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_a_retry_withdrawn_in_its_backoff_is_not_counted(server, chat):
+    """A full outage at --concurrency 4: the server saw 15 requests, the ledger and the report
+    said 16 (4 calls, 12 retries): a retry the breaker withdrew during its backoff sleep was
+    counted, though never sent (a probe, stop 28)."""
+    server.default = Reply.fail(503)
+    answers = iter([True])  # yes when the retry is planned; no once its sleep is over
+
+    with pytest.raises(LLMUnavailable) as caught:
+        chat.ask(may_retry=lambda: next(answers, False))
+    assert len(server.chat_requests) == 1
+    assert caught.value.retries == 0

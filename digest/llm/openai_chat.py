@@ -70,27 +70,33 @@ class OpenAIChat:
         self._client.close()
 
     def complete(self, request: ChatRequest) -> Completion:
-        retries = 0
-        limits: list[Limit] = []  # each attempt's time limit: the last one names a timeout
+        limits: list[Limit] = []  # each request's time limit: the last one names a timeout
+        sent = 0  # attempts that sent a request: a retry withdrawn in its backoff sleep is none
 
-        def count_retry(state: RetryCallState) -> None:
-            nonlocal retries
-            retries += 1
+        def log_retry(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome else None
-            logger.info("llm call failed (%s); retry %d in %.1f s", describe(error), retries,
-                        state.upcoming_sleep)
+            logger.info("llm call failed (%s); retry %d in %.1f s", describe(error),
+                        state.attempt_number, state.upcoming_sleep)
+
+        def attempt() -> Completion:
+            nonlocal sent
+            before = len(limits)
+            try:
+                return self._attempt(request, limits)
+            finally:
+                sent += len(limits) > before
 
         retry = retrying(self._settings, request, wait=self._wait, sleep=self._sleep,
-                         before_sleep=count_retry)
+                         before_sleep=log_retry)
         try:
-            completion = retry(unless_withdrawn(lambda: self._attempt(request, limits), request))
+            completion = retry(unless_withdrawn(attempt, request))
         except openai.APIError as error:
             cut = limits[-1] if limits and isinstance(error, openai.APITimeoutError) else None
-            raise with_retries(self._as_error(error, retries + 1, cut), retries) from None
+            raise with_retries(self._as_error(error, sent, cut), max(sent - 1, 0)) from None
         except LLMError as error:
-            raise with_retries(error, retries) from None
+            raise with_retries(error, max(sent - 1, 0)) from None
         return Completion(completion.text, completion.prompt_tokens, completion.completion_tokens,
-                          completion.cached_tokens, completion.finish_reason, retries)
+                          completion.cached_tokens, completion.finish_reason, max(sent - 1, 0))
 
     def _attempt(self, request: ChatRequest, limits: list[Limit]) -> Completion:
         self.quirks.await_verdict(request.deadline)  # another thread's probe first
