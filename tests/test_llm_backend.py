@@ -474,3 +474,23 @@ def test_a_retry_withdrawn_in_its_backoff_is_not_counted(server, chat):
         chat.ask(may_retry=lambda: next(answers, False))
     assert len(server.chat_requests) == 1
     assert caught.value.retries == 0
+
+
+def test_every_request_of_the_openai_client_is_cut_at_its_timeout_as_a_whole():
+    """The whole-request limit covered chat calls only: embeddings and the Batch API's calls to
+    a server trickling its headers ran past --timeout and --deadline (a probe, stop 28). Any
+    request through the client's transport now ends by its timeout."""
+    import httpx2
+
+    from digest.llm.deadline import LimitedClient
+
+    server = _HeadersForEver()
+    client = LimitedClient()
+    started = time.monotonic()
+    try:
+        with pytest.raises(httpx2.ReadTimeout):
+            client.get(server.url + "/batches", timeout=1.0)
+    finally:
+        client.close()
+        server.close()
+    assert time.monotonic() - started < 3

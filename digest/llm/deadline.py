@@ -6,7 +6,9 @@ timeout, and the request runs for ever, past
 ``timeout`` and the run's ``deadline`` alike. ``request_limit`` sets when the request must
 be over; every read, write and connect of the connection that serves it (in this thread:
 the sync client runs a request in the caller's thread) then waits at most until then, and
-one past it raises the timeout the openai client already turns into a retry.
+one past it raises the timeout the openai client already turns into a retry. A request made
+outside ``request_limit`` (embeddings, the Batch API's files and batches) must be over
+within its read timeout, taken as the whole request's.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def request_limit(ends_at: float) -> Iterator[None]:
 
 
 def _left(timeout: float | None, late: type[httpcore.TimeoutException]) -> float | None:
-    ends_at = getattr(_limit, "ends_at", None)
+    ends_at = getattr(_limit, "ends_at", None) or getattr(_limit, "own_ends_at", None)
     if ends_at is None:
         return timeout
     left = ends_at - time.monotonic()
@@ -95,6 +97,13 @@ class LimitedTransport(httpx.HTTPTransport):
         super().__init__(**options)
         pool = self._pool
         pool._network_backend = _Backend(pool._network_backend)  # noqa: SLF001
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Outside ``request_limit``, the request (its body read included: the next request
+        of this thread sets a new limit) ends within its read timeout."""
+        read = (request.extensions.get("timeout") or {}).get("read")
+        _limit.own_ends_at = time.monotonic() + read if read is not None else None
+        return super().handle_request(request)
 
 
 class LimitedClient(httpx.Client):
