@@ -379,3 +379,13 @@ def test_www_after_an_underscore_or_punctuation_is_no_autolink(text):
 
 def test_www_inside_a_word_stays():
     assert escape_markdown("awww.example") == "awww.example"
+
+
+@pytest.mark.parametrize("text", ["<1admin@intranet>", "<+x@y>", "<.a@b>", "<#x@host>",
+                                  "Ann Lee <7ann@corp>"])
+def test_an_address_in_angle_brackets_makes_no_mailto_link(text):
+    """CommonMark autolinks "<local@host>" whatever the local part starts with; "<" was escaped
+    only before a letter, "/", "!" or "?" (a probe, stop 28)."""
+    tokens = md_tokens(Renderer().markdown(one_of_each(text)))
+    links = [str(t.attrs["href"]) for t in tokens if t.type == "link_open"]
+    assert not [link for link in links if link.startswith("mailto:")], links
