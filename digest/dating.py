@@ -45,15 +45,22 @@ def catch_up_weeks(weeks: Sequence[str], store: Store, *, until: str) -> list[st
 
 
 def late_records(records: Sequence[Record], weeks: Sequence[str], inbox: Sequence[Record],
-                 store: Store) -> dict[int, str]:
+                 store: Store, *, into: str | None = None) -> dict[int, str]:
     """``id()`` → week of each inbox record among ``records`` dated in a week no longer
-    written: at or before the last published issue's."""
+    written: at or before the last published issue's. ``into``: the week being written; if
+    its issue is out already, only those it took then (a re-run keeps its papers; the next
+    new week takes the others)."""
     issued = [row["week"] for row in store.issues()]
     if not issued or not inbox:
         return {}
     last, in_inbox = max(issued), {id(record) for record in inbox}
-    return {id(record): week for record, week in zip(records, weeks, strict=True)
+    late = {id(record): week for record, week in zip(records, weeks, strict=True)
             if id(record) in in_inbox and week <= last}
+    if into in issued and late:
+        taken = store.inbox_used_in(into)
+        late = {id(record): late[id(record)] for record in records
+                if id(record) in late and record_key(record) in taken}
+    return late
 
 
 def first_open_week(store: Store) -> str | None:

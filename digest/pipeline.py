@@ -214,8 +214,8 @@ def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str
     (``dating.late_records``); the others are counted in the report."""
     added = store.inbox_weeks(week) if inbox else None
     weeks = record_weeks(records, store, default=week, added=added)
-    late = {key: late_week for key, late_week in late_records(records, weeks, inbox,
-                                                              store).items() if late_week < week}
+    late = {key: late_week for key, late_week in late_records(
+        records, weeks, inbox, store, into=week).items() if late_week < week}
     if late:
         logger.warning("%d record%s of the inbox %s dated in weeks whose issue is out (%s): "
                        "this issue takes them", len(late), "s" if len(late) != 1 else "",

@@ -396,6 +396,11 @@ class Store:
                                 "ORDER BY id", (week,))
         return [_record_from_json(json.loads(row[0])) for row in rows]
 
+    def inbox_used_in(self, week: str) -> set[str]:
+        """The record keys of the inbox records ``week``'s issue took."""
+        rows = self._db.execute("SELECT key FROM inbox WHERE used_in = ?", (week,))
+        return {key for (key,) in rows}
+
     def inbox_weeks(self, week: str) -> dict[str, str]:
         """The ISO week each record of ``inbox(week)`` was added in, by record key."""
         rows = self._db.execute("SELECT key, added_at FROM inbox WHERE used_in IS NULL OR "

@@ -129,3 +129,22 @@ def test_a_week_to_come_is_refused_before_anything_is_written(tmp_path):
     assert not out.exists() and not (tmp_path / "s.sqlite").exists()
     next_week = resolve_week(None, dt.date.today() + dt.timedelta(days=7))  # a clock's slack
     assert cli("newsletter", str(folder), "--week", next_week, *args).returncode == 0
+
+
+def test_a_re_run_of_a_published_week_takes_no_late_records(tmp_path):
+    """Re-running W47 (already out, already mailed) took a late W46 mail's papers, which then
+    reached no mailbox: "already sent" (a probe, stop 28). A re-run keeps its papers; the
+    late ones wait for the next new week."""
+    out = tmp_path / "out"
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W46", 2))
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W47", 3))
+    assert cli("newsletter", "--week", "2026-W46", *args).returncode == 0
+    assert cli("newsletter", "--week", "2026-W47", *args).returncode == 0
+    _ingest(tmp_path, week_listing(tmp_path / "mail", "2026-W46", 2, tag="late"))
+    again = cli("newsletter", "--week", "2026-W47", *args)
+    assert again.returncode == 0, again.stderr
+    assert issue_papers((out / "2026-W47.md").read_text()) == 3
+    nxt = cli("newsletter", "--week", "2026-W48", *args)
+    assert nxt.returncode == 0, nxt.stderr
+    assert issue_papers((out / "2026-W48.md").read_text()) == 2
