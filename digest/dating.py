@@ -56,7 +56,7 @@ def late_records(records: Sequence[Record], weeks: Sequence[str], inbox: Sequenc
     last, in_inbox = max(issued), {id(record) for record in inbox}
     late = {id(record): week for record, week in zip(records, weeks, strict=True)
             if id(record) in in_inbox and week <= last}
-    if into in issued and late:
+    if into is not None and into in issued and late:
         taken = store.inbox_used_in(into)
         late = {id(record): late[id(record)] for record in records
                 if id(record) in late and record_key(record) in taken}
