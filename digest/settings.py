@@ -162,8 +162,10 @@ def _resolve_one(setting: Setting, flag: Any, file: Mapping[str, Any],
     if flag is not None:
         return flag, "flag"
     if setting.env and environ.get(setting.env):
-        # An env file with CRLF line ends ("set -a; . ./env") ends every value in "\r".
-        return environ[setting.env].rstrip("\r\n"), f"env {setting.env}"
+        # An env file with CRLF line ends ("set -a; . ./env") ends every value in "\r"; a key
+        # is used (and masked) without the spaces a paste left around it.
+        value = environ[setting.env].rstrip("\r\n")
+        return (value.strip() if setting.name == "api_key" else value), f"env {setting.env}"
     if setting.in_file and setting.name in file:
         return file[setting.name], f"file {config_path}"
     return setting.default, "default" + (f": {setting.note}" if setting.note else "")

@@ -221,3 +221,10 @@ def test_values_from_an_env_file_with_crlf_line_ends_lose_the_carriage_return(mo
     settings = resolve_settings()
     assert settings["api_key"] == "sk-crlf-0123456789"
     assert settings["smtp_password"] == "pw-with-cr"
+
+
+def test_an_api_key_with_spaces_around_it_is_used_and_masked_without_them(monkeypatch):
+    """The key was stripped before it was sent but masked as given, so a server's echo of it
+    reached the log and the report in clear (a probe, stop 28)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "  sk-spaced-0123456789 ")
+    assert resolve_settings()["api_key"] == "sk-spaced-0123456789"
