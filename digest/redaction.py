@@ -11,7 +11,6 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
-_USERINFO = re.compile(r"(?<=//)[^/?#]*@")
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
 
@@ -25,16 +24,22 @@ def mask_secret(text: str, secret: str | None) -> str:
 
 def url_for_logs(url: str, *, keep_user: bool = False, mask: str = MASK) -> str:
     """The URL without user:password@ (``keep_user``: with ``user:***@``) and with
-    secret-looking query values masked. A URL that does not parse ("http://[::1/v1") loses
-    what stands where a user:password@ would."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return _USERINFO.sub(f"{mask}@" if keep_user else "", url)
-    userinfo, at, host = parts.netloc.rpartition("@")
+    secret-looking query values masked. The user part ends at the last "@": a password may
+    hold "/", "#" or "?", which a URL parser takes for the path, fragment or query."""
+    scheme, sep, rest = url.partition("://") if "://" in url else ("", "", url)
+    userinfo, at, location = rest.rpartition("@")
+    shown = ""
     if at and keep_user:
         user, colon, _ = userinfo.partition(":")
-        host = f"{user}:{mask}@{host}" if colon else f"{user}@{host}"
+        shown = f"{user}:{mask}@" if colon else f"{user}@"
+    if not at:
+        location = rest
+    if not sep:  # no scheme: nothing more to parse
+        return shown + location
+    try:
+        parts = urlsplit(f"{scheme}://{location}")
+    except ValueError:
+        return f"{scheme}://{shown}{location}"
     query = urlencode([(k, mask if _SECRET_PARAM.search(k) else v)
                        for k, v in parse_qsl(parts.query, keep_blank_values=True)], safe="*:/")
-    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+    return urlunsplit((parts.scheme, shown + parts.netloc, parts.path, query, parts.fragment))

@@ -228,3 +228,15 @@ def test_an_api_key_with_spaces_around_it_is_used_and_masked_without_them(monkey
     reached the log and the report in clear (a probe, stop 28)."""
     monkeypatch.setenv("OPENAI_API_KEY", "  sk-spaced-0123456789 ")
     assert resolve_settings()["api_key"] == "sk-spaced-0123456789"
+
+
+@pytest.mark.parametrize("url", ["http://user:pa/ss55word@127.0.0.1:18999/v1",
+                                 "http://user:pa#ss55word@127.0.0.1:18999/v1",
+                                 "http://user:pa?ss55word@127.0.0.1:18999/v1",
+                                 "user:ss55word@127.0.0.1:18999/v1"])
+def test_a_password_with_url_characters_in_it_is_masked_too(url):
+    """A "/", "#" or "?" in the password (or no scheme) made the parser see no password, and
+    `digest config` and the errors showed it (a probe, stop 28)."""
+    from digest.redaction import url_for_logs
+    for shown in (url_for_logs(url), url_for_logs(url, keep_user=True)):
+        assert "ss55word" not in shown and "127.0.0.1:18999" in shown, shown
