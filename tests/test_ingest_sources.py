@@ -122,3 +122,17 @@ def test_a_json_csv_or_xml_file_that_holds_no_listing_is_skipped_in_a_walk(tmp_p
     assert len([w for w in result.warnings if "skipped" in w]) == 4
     given = load_sources([str(tmp_path / "report.json")])  # named: still an error
     assert len(given.errors) == 1 and "expected a list of papers" in str(given.errors[0])
+
+
+def test_a_glob_leaves_out_digest_s_output_folders_too(tmp_path):
+    """"listings/*/*" with --out listings/out read its feed.xml back: a paper "Research digest,
+    2026-W47" (a probe, stop 28)."""
+    from tests.opsrun import cli, week_listing
+
+    listings = tmp_path / "listings"
+    week_listing(listings / "mail", "2026-W47", 4)
+    args = ["--week", "2026-W47", "--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+            "--out", str(listings / "out")]
+    assert cli("newsletter", str(listings), *args).returncode == 0
+    read = load_sources([str(listings / "*" / "*")])
+    assert len(read.records) == 4 and not [r for r in read.records if "Research digest" in r.title]

@@ -101,7 +101,12 @@ def _glob(pattern: str) -> Iterator[str]:
     if not matches:
         yield pattern  # reported as "no file matches" when read
     for match in matches:
-        yield from (_walk(Path(match)) if Path(match).is_dir() else [match])
+        path = Path(match)
+        if (path if path.is_dir() else path.parent).joinpath(OUTPUT_MARKER).exists():
+            logger.info("%s: left out, digest publishes into its folder (it holds %s)", match,
+                        OUTPUT_MARKER)
+            continue
+        yield from (_walk(path) if path.is_dir() else [match])
 
 
 def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
