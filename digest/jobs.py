@@ -21,7 +21,7 @@ from .llm.wiring import degraded_error
 from .mail import MailSettings, build_message, send
 from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Options, weeks_with_records, write_issue
-from .publishing import publishing_session, recover
+from .publishing import publishing_session, recover, require_folder
 from .render import Renderer
 from .report import RunReport
 from .runlock import run_lock
@@ -161,6 +161,8 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
     if not sources and choices.state is None:
         raise ConfigError("no source given: give listing files, folders, URLs, or - for stdin "
                           "(or a state store, to mail what `digest ingest` kept)")
+    if choices.out is not None:
+        require_folder(choices.out)
     options = replace(options, use_inbox=choices.state is not None, require_records=True,
                       by_date=True)
     where = str(choices.state) if choices.state is not None and not choices.eml else ":memory:"

@@ -204,9 +204,7 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
     finished, a lost store refused, and the temp files of killed runs removed (a dry
     run writes nothing, not even the lock or a new store: it reads a copy of the store in
     memory, and leaves a pending issue and the temp files to the next run)."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{out} is a file, not a folder: give the folder the issues go into "
-                          "(made if missing)", setting="out")
+    require_folder(out)
     if dry_run:
         with Store.copy_of(state_path) as store:
             if not new_store:
@@ -221,6 +219,14 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
                 refuse_lost_store(store, out)
             remove_leftovers(out)
             yield store
+
+
+def require_folder(out: Path) -> None:
+    """A ConfigError when ``out``, or the nearest part of its path that exists, is a file."""
+    existing = next((folder for folder in (out, *out.parents) if folder.exists()), out)
+    if existing.exists() and not existing.is_dir():
+        raise ConfigError(f"{existing} is a file, not a folder: give the folder the issues go "
+                          "into (made if missing)", setting="out")
 
 
 def unexpected_fault(error: OSError | sqlite3.Error) -> StateError:

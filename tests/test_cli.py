@@ -250,13 +250,15 @@ def test_an_issue_file_of_such_a_week_is_passed_over_like_one_of_no_week(tmp_pat
     assert "9999-W52.md" in result.stderr
 
 
-def test_an_out_that_is_a_file_is_a_usage_error_naming_it(tmp_path):
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_an_out_that_is_a_file_is_a_usage_error_naming_it(tmp_path, under):
     """"afile/.history.json: cannot read the issue history: Not a directory ... (delete the
-    file to start it afresh)": no such file; --out named a file (a probe, stop 28)."""
+    file to start it afresh)": no such file; --out named a file, or a folder under one (a
+    probe, stop 28)."""
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
     result = runner.invoke(app, ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
-                                 "offline", "--out", str(afile), "--state",
+                                 "offline", "--out", str(afile / under), "--state",
                                  str(tmp_path / "s.sqlite")])
     assert result.exit_code == 2, result.output
     assert f"{afile} is a file, not a folder" in result.stderr and "--out" in result.stderr
