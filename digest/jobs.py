@@ -110,10 +110,9 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
 
 def refuse_week_to_come(week: str, today: dt.date | None = None) -> None:
     """An issue of a week to come has no listings yet, and as the last issue it would stop
-    ``--catch-up`` from writing the weeks before it. The next week is let through: a clock
-    (or a time zone) a little ahead."""
-    limit = current_week((today or dt.date.today()) + dt.timedelta(days=7))
-    if week > limit:
+    ``--catch-up`` from writing the weeks before it (next week's too: this week's papers
+    would be left out without a word)."""
+    if week > current_week(today):
         raise ConfigError(f"week {week} is a week to come (this is {current_week(today)}): "
                           "its issue would have no listings yet; give this week or an earlier "
                           "one", setting="week")

@@ -229,7 +229,7 @@ def test_newsletter_takes_the_inbox_once(tmp_path):
     assert "Dense Gadgets" in (out / f"{this_week}.md").read_text()
     assert "in 2 listings" in (out / f"{this_week}.md").read_text()
     assert newsletter(this_week)["papers_in_issue"] == 3  # a re-run of the week is the same
-    # A later week does not take them again: with no SOURCE and an empty inbox it is a usage error.
+    # Next week is a week to come, refused before anything is read (a usage error).
     assert newsletter(next_week, code=2)["records_read"] == 0
 
 
