@@ -67,7 +67,8 @@ class Digest:
                        templates_dir=folder("templates", s["templates"]),
                        sections=s.file.get("themes", ()), limits=ingest_limits(s.file),
                        profile=s.file.get("profile"), max_papers=s["max_papers"],
-                       show_rest=show_rest, resolve_ids=bool(s["resolve_ids"]),
+                       show_rest=show_rest,  # a dry run asks arXiv nothing either
+                       resolve_ids=bool(s["resolve_ids"]) and not self.dry_run,
                        arxiv_api=web_base(s["arxiv_api"], "arxiv_api"),
                        model_label=s["model_label"])
 

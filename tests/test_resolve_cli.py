@@ -54,3 +54,20 @@ def test_a_bad_arxiv_api_is_a_usage_error(tmp_path, url):
     config.write_text(f'arxiv_api = "{url}"\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["summarize", "x.json", "--config", str(config)])
     assert result.exit_code == 2 and "arxiv_api" in result.output, result.output
+
+
+def test_a_dry_run_asks_arxiv_nothing(tmp_path):
+    """`--resolve-ids --dry-run` sent a lookup a paper, though a dry run "calls and writes
+    nothing" (a probe, stop 28)."""
+    source = tmp_path / "week.json"
+    source.write_text(json.dumps([{"title": TITLE, "abstract": ABSTRACT,
+                                   "date": "2026-11-18"}]), encoding="utf-8")
+    with fake_arxiv(FakeArxiv(papers={title_key(TITLE): (TITLE, "2611.01234")})) as fake:
+        config = tmp_path / "digest.toml"
+        config.write_text(f'arxiv_api = "{fake.base_url}"\n', encoding="utf-8")
+        result = CliRunner().invoke(app, [
+            "newsletter", str(source), "--config", str(config), "--resolve-ids", "--dry-run",
+            "--week", "2026-W47", "--backend", "offline", "--state", str(tmp_path / "s.db"),
+            "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert fake.requests == []
