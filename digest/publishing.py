@@ -112,6 +112,7 @@ def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> di
     (whatever it does) finishes all of it."""
     files = {out / name: text for name, text in payload["files"].items()}
     _write_or_explain(out, week, lambda: write_files(out, files))
+    _drop_old_formats(out, week, set(payload["files"]))
     pause_at("files")
     renderer = Renderer(Path(payload["templates"]) if payload.get("templates") else None)
     archive = regenerate_archive(out, store, renderer, payload.get("site_url"),
@@ -120,6 +121,20 @@ def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> di
     store.finish_publishing(week)
     pause_at("published")
     return {_report_key(path): path for path in [*files, *archive]}
+
+
+def _drop_old_formats(out: Path, week: str, written: set[str]) -> None:
+    """The week's HTML or text file from an earlier run that asked for it and this one did
+    not: an older issue, which index.md and feed.xml would link."""
+    for suffix in REPORT_KEYS:
+        stale = out / f"{week}{suffix}"
+        if stale.name not in written and stale.exists():
+            try:
+                stale.unlink()
+            except OSError as error:
+                logger.warning("%s: an older issue, not removed (%s)", stale, error.strerror)
+                continue
+            logger.info("%s: removed, this run of %s wrote no %s", stale, week, suffix)
 
 
 def regenerate_archive(out: Path, store: Store, renderer: Renderer, site_url: str | None, *,

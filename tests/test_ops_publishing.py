@@ -116,3 +116,17 @@ def test_a_mail_hook_killed_mid_ingest_stores_nothing_and_the_redelivery_stores_
     kill9(hook)  # the MTA saw no exit 0: it delivers again
     again = cli("ingest", "-", "--state", str(state), stdin=mail)
     assert again.returncode == 0 and again.stdout.startswith("4 new records"), again.stderr
+
+
+def test_a_re_run_without_a_format_drops_that_format_s_old_file_and_its_links(tmp_path):
+    """A re-run without --formats html left the first run's 2026-W47.html (the old issue) in
+    place, and index.md and feed.xml kept linking it (a probe, stop 28)."""
+    state, out, args = setup(tmp_path)
+    source = str(tmp_path / "in" / "2026-W47.jsonl")
+    first = cli("newsletter", source, "--week", "2026-W47", *args, "--formats", "md,html,txt")
+    assert first.returncode == 0 and (out / "2026-W47.html").exists()
+    again = cli("newsletter", source, "--week", "2026-W47", *args, "--max-themes", "1")
+    assert again.returncode == 0, again.stderr
+    assert not (out / "2026-W47.html").exists() and not (out / "2026-W47.txt").exists()
+    assert "2026-W47.html" not in (out / "index.md").read_text()
+    assert "2026-W47.html" not in (out / "feed.xml").read_text()
