@@ -30,6 +30,7 @@ from .state import Store
 from .weeks import current_week
 
 if TYPE_CHECKING:
+    from .models import Issue
     from .run import Digest
 
 
@@ -132,6 +133,23 @@ def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: boo
     return catch_up_weeks(found, store, until=options.week)
 
 
+def _refuse_another_issue(issue: Issue, store: Store) -> None:
+    """The mail carries the issue the newsletter published for the week, or none: one built
+    with other options (``max_papers``, a profile) or other listings is another issue."""
+    published = store.published_in(issue.week)  # its papers and "also this week" alike
+    row = next((row for row in store.issues() if row["week"] == issue.week), None)
+    if published is None or row is None:
+        return
+    shown = sum(len(section.papers) for section in issue.sections)
+    listed = (row["history"] or {}).get("papers", shown)
+    built = {paper.id for section in issue.sections for paper in section.papers}
+    if built | {paper.id for paper in issue.also} != published or shown != listed:
+        raise ConfigError(f"the issue built for {issue.week} ({shown} papers) is not the issue "
+                          f"published for it ({listed} papers): give the e-mail the settings "
+                          "and listings the newsletter had (the same config file and options), "
+                          "or re-run the newsletter first")
+
+
 def _refuse_degraded(report: RunReport, fail_on_degraded: bool) -> None:
     """With ``fail_on_degraded`` an issue partly summarised offline is an error (exit 75)."""
     error = degraded_error(report.llm) if fail_on_degraded else None
@@ -185,6 +203,8 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
 def _message(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,
              store: Store, report: RunReport) -> EmailMessage:
     built = digest.build(sources, options, store, report)
+    if choices.state is not None:
+        _refuse_another_issue(built.issue, store)
     _refuse_degraded(report, choices.fail_on_degraded)
     renderer = Renderer(options.templates_dir)
     history = past_issues(load_history(choices.out)) if choices.out is not None else []

@@ -202,6 +202,13 @@ class Store:
 
     # Issues and what they published ------------------------------------------------
 
+    def published_in(self, week: str) -> set[str] | None:
+        """The paper ids ``week``'s issue published (no ``~`` aliases); None: no issue."""
+        if self._db.execute("SELECT 1 FROM issues WHERE week = ?", (week,)).fetchone() is None:
+            return None
+        rows = self._db.execute("SELECT paper_id FROM published WHERE week = ?", (week,))
+        return {paper for (paper,) in rows if not paper.startswith("~")}
+
     def published_before(self, week: str) -> set[str]:
         """Ids (and ``~`` aliases) of papers published in an issue before ``week``. Not
         later ones: re-running a week after a later issue repeated its papers
