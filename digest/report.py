@@ -47,6 +47,7 @@ class RunReport:
         self.issues.append({"week": self.week, "outputs": dict(self.outputs),
                             "counts": asdict(self.counts),
                             "cost_usd": self.llm.get("cost_usd", 0.0),
+                            "relevance": dict(self.relevance),
                             "stages": _rounded(self.stages)})
 
     def as_dict(self) -> dict[str, Any]:

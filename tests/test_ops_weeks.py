@@ -147,3 +147,20 @@ def test_a_re_run_of_a_published_week_takes_no_late_records(tmp_path):
     nxt = cli("newsletter", "--week", "2026-W48", *args)
     assert nxt.returncode == 0, nxt.stderr
     assert issue_papers((out / "2026-W48.md").read_text()) == 2
+
+
+def test_each_week_of_a_catch_up_reports_what_the_profile_left_out(tmp_path):
+    """A --catch-up with a profile: the report's relevance block was the last week's only, and
+    the papers it excluded in the weeks before were nowhere (a probe, stop 28)."""
+    folder, out = tmp_path / "in", tmp_path / "out"
+    for week in ("2026-W45", "2026-W46", "2026-W47"):
+        week_listing(folder, week, 4)
+    config = tmp_path / "digest.toml"
+    config.write_text('[profile]\nexclude = ["topic 0"]\n', encoding="utf-8")
+    result = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W47", "--config",
+                 str(config), "--state", str(tmp_path / "s.sqlite"), "--out", str(out),
+                 "--backend", "offline", "--report", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stderr
+    issues = json.loads((tmp_path / "report.json").read_text())["issues"]
+    assert [issue["relevance"]["papers_excluded"] for issue in issues] == [1, 1, 1]
+    assert all("topic 0" in issue["relevance"]["excluded"][0]["title"] for issue in issues)
