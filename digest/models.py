@@ -171,3 +171,4 @@ class Issue:
     # model"), and the papers past --max-papers, listed by title and link only.
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     also: tuple[Paper, ...] = ()
+    excluded: int = 0  # papers the reader's profile left out (its exclude terms)

@@ -138,7 +138,8 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   model=shown_model(summarizer.stats.model, options.model_label),
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.fallback),
                   cost_usd=round(summarizer.stats.answers_cost_usd, 6),
-                  reasons=choice.reasons, also=choice.also)
+                  reasons=choice.reasons, also=choice.also,
+                  excluded=_count(choice.report.get("papers_excluded")))
     report.counts = stats
     report.themes = [{"title": s.summary.title or s.theme.title,
                       "paper_ids": list(s.theme.paper_ids)}
@@ -151,6 +152,10 @@ def build_issue(sources: Sequence[str], options: Options, *,
         markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
     return Built(issue, markdown, tuple(inbox))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
 
 
 @contextmanager

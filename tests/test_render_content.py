@@ -395,3 +395,17 @@ def test_a_user_template_that_is_not_utf8_is_a_template_error_naming_the_file(tm
                                       "--templates", str(templates)])
     assert result.exit_code == 1
     assert f"{templates / 'issue.md.j2'}: not valid UTF-8" in result.stderr
+
+
+def test_an_issue_the_profile_emptied_says_so():
+    """Every paper excluded by the profile: the issue said "The listings read for this week
+    held no papers to report", though they held 30 (a probe, stop 28)."""
+    from digest.models import Stats
+    from digest.render.view import empty_reason
+
+    stats = Stats(records_read=40, papers_unique=30, papers_in_issue=0)
+    assert "30 papers" in empty_reason(stats, excluded=30)
+    assert "profile" in empty_reason(stats, excluded=30)
+    mixed = Stats(records_read=40, papers_unique=30, already_published=10, papers_in_issue=0)
+    reason = empty_reason(mixed, excluded=20)
+    assert "10" in reason and "20" in reason

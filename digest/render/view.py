@@ -136,7 +136,7 @@ def _view_without_rising(issue: Issue) -> IssueView:
     return IssueView(
         week=issue.week, dates=dates, title=f"Research digest, {issue.week} ({dates})",
         intro=own_intro(issue), counts=counts_line(issue),
-        empty_reason=empty_reason(issue.stats), tldr=tldr(issue, sections),
+        empty_reason=empty_reason(issue.stats, issue.excluded), tldr=tldr(issue, sections),
         sections=sections, chart=chart, chart_text=tuple(map(Trusted, chart.text_lines())),
         rising=None, stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
@@ -244,16 +244,28 @@ def own_intro(issue: Issue) -> str:
     return "" if issue.intro == compose_intro(issue.sections) else issue.intro
 
 
-def empty_reason(stats: Stats) -> str:
-    """Why an issue has no papers, in one sentence."""
+def empty_reason(stats: Stats, excluded: int = 0) -> str:
+    """Why an issue has no papers, in one sentence (``excluded``: papers the reader's profile
+    left out)."""
     if stats.records_read == 0:
         return ("No papers this week: the listings read held no records of this week, so "
                 "there is nothing to report.")
-    if stats.already_published and stats.already_published >= stats.papers_unique:
-        n = stats.already_published
-        return (f"All {n} paper{'s' if n != 1 else ''} in this week's listings already "
-                "appeared in earlier issues.")
+    published = stats.already_published
+    if excluded and published:
+        return (f"Of the {_papers(stats.papers_unique)} in this week's listings, {published} "
+                f"already appeared in earlier issues and the reader's profile left out the "
+                f"other {excluded} (its exclude terms).")
+    if excluded:
+        return (f"The reader's profile left out all {_papers(excluded)} in this week's "
+                "listings (its exclude terms).")
+    if published and published >= stats.papers_unique:
+        return (f"All {_papers(published)} in this week's listings already appeared in earlier "
+                "issues.")
     return "The listings read for this week held no papers to report."
+
+
+def _papers(count: int) -> str:
+    return f"{count} paper{'s' if count != 1 else ''}"
 
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
