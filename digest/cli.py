@@ -514,6 +514,8 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     """Turn DigestError into a message and exit code; write the report whatever happens."""
     started = time.monotonic()
     code = 0
+    kept = _WarningsKept(run)
+    logging.getLogger("digest").addHandler(kept)
     try:
         yield
     except (DigestError, OSError, sqlite3.Error) as caught:
@@ -529,6 +531,8 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
         code = EX_ERROR
         raise
     finally:
+        logging.getLogger("digest").removeHandler(kept)
+        kept.close()
         run.duration_s = max(run.duration_s, time.monotonic() - started)
         if report_path is not None:
             _write_report(report_path, run, code)
@@ -584,14 +588,42 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def _setup_logging(verbose: int, quiet: bool = False) -> None:
+    """stderr shows ERROR with -q, WARNING by default, INFO with -v, DEBUG with -vv; warnings
+    are made even with -q, for the run report (``_WarningsKept``)."""
     level = (logging.ERROR if quiet else logging.WARNING if verbose == 0
              else logging.INFO if verbose == 1 else logging.DEBUG)
     logger = logging.getLogger("digest")
-    logger.setLevel(level)
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+    logger.setLevel(min(level, logging.WARNING))
+    handler = next((h for h in logger.handlers if isinstance(h, _StderrHandler)), None)
+    if handler is None:
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
+    handler.setLevel(level)
+
+
+class _WarningsKept(logging.Handler):
+    """The run's warnings, kept in its report (the first ``MAX``; then how many more)."""
+
+    MAX = 500
+
+    def __init__(self, run: RunReport):
+        super().__init__(logging.WARNING)
+        self.run, self.more = run, 0
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno != logging.WARNING:  # errors are in the report's errors
+            return
+        if len(self.run.warnings) < self.MAX:
+            self.run.warnings.append(self.format(record))
+        else:
+            self.more += 1
+
+    def close(self) -> None:
+        if self.more:
+            self.run.warnings.append(f"... and {self.more} more warnings")
+        super().close()
 
 
 # The cyclic collector's default pace (a pass every 700 new objects, a full one every 100

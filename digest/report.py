@@ -22,6 +22,7 @@ class RunReport:
     themes: list[dict[str, Any]] = field(default_factory=list)
     llm: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the log warned of (-q too)
     duration_s: float = 0.0
     records_other_weeks: int = 0  # records read but dated in another week than the issue's
     batch: dict[str, Any] = field(default_factory=dict)  # Batch API answers collected (batchjobs)

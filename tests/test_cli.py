@@ -280,3 +280,21 @@ def test_a_state_under_a_file_is_an_error_naming_the_state_setting(tmp_path):
 def test_a_bad_themes_value_names_its_flag():
     result = runner.invoke(app, ["summarize", str(EXAMPLES), "--themes", "foo"])
     assert result.exit_code == 2 and "--themes" in result.stderr, result.output
+
+
+def test_quiet_keeps_the_warnings_in_the_run_report(tmp_path):
+    """README: -q "only errors on stderr, no warnings (they stay in the run report)"; the
+    report had no warnings at all (a probe, stop 28)."""
+    listing = tmp_path / "week.json"
+    listing.write_text(json.dumps([
+        {"title": "A Study of Widgets", "abstract": "We study widgets. " * 600,
+         "date": "2026-11-18"},
+        {"title": "Another Study of Gadgets", "abstract": "We study gadgets in depth.",
+         "date": "2026-11-18"}]), encoding="utf-8")
+    report = tmp_path / "report.json"
+    result = runner.invoke(app, ["summarize", str(listing), "--week", "2026-W47", "-q",
+                                 "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    warnings = json.loads(report.read_text())["warnings"]
+    assert any("kept the first" in warning for warning in warnings), warnings
