@@ -135,3 +135,30 @@ def test_any_zotero_csv_text_parses_or_fails_with_a_line(body: str) -> None:
         assert error.line is not None and error.line >= 2
     else:
         assert all(r.title for r in records)
+
+
+BIB_ENTRY = ("@article{lee2026,\n  title = {Learning World Models for Robot Control},\n"
+             "  author = {Lee, Ann},\n  year = {2026}\n}\n")
+
+
+def test_a_library_folder_or_glob_reads_its_bibtex_and_zotero_files(tmp_path: Path) -> None:
+    """`library = ["bibdir/*.bib"]` said "no file matches this pattern"; a folder dropped its
+    .bib files (the listing walk's suffixes) or said it held no paper (a probe, stop 28)."""
+    folder = tmp_path / "bibdir"
+    folder.mkdir()
+    (folder / "a.bib").write_text(BIB_ENTRY, encoding="utf-8")
+    (folder / "liked.json").write_text(json.dumps([{"title": "Graph Planning for Tool Agents"}]),
+                                       encoding="utf-8")
+    (folder / "notes.md").write_text("# my notes\nnothing here\n", encoding="utf-8")
+    by_glob = load_library([str(folder / "*.bib")])
+    assert [r.title for r in by_glob.records] == ["Learning World Models for Robot Control"]
+    by_folder = load_library([folder])
+    assert sorted(r.title for r in by_folder.records) == [
+        "Graph Planning for Tool Agents", "Learning World Models for Robot Control"]
+    assert any("notes.md" in warning for warning in by_folder.warnings)
+
+
+def test_a_library_folder_with_no_paper_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# my notes\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="no paper"):
+        load_library([tmp_path])

@@ -8,6 +8,7 @@ rank the week by keywords alone without saying so.
 
 from __future__ import annotations
 
+import glob
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from ..ingest import PARSERS, detect_format, load_sources
 from ..ingest.decoding import decode
 from ..ingest.fetch import Fetcher
 from ..ingest.plausible import NotAListing, title_problem
-from ..ingest.sources import read
+from ..ingest.sources import LISTING_SUFFIXES, read
 from ..models import Record
 from ._bibtex import parse_bibtex
 from ._zotero import looks_like_zotero_csv, parse_zotero_csv
@@ -35,18 +36,46 @@ class Library:
 
 
 def load_library(paths: Sequence[Path | str]) -> Library:
-    """Every paper of every library file, in order; warnings about entries skipped."""
+    """Every paper of every library file (a folder's or a glob's files too), in order;
+    warnings about entries and files skipped."""
     records: list[Record] = []
     warnings: list[str] = []
     for path in paths:
-        found, notes = _read_one(str(path))
+        found: list[Record] = []
+        for name, walked in _files(str(path)):
+            try:
+                read_, notes = _read_one(name)
+            except SourceError as error:
+                if not walked:
+                    raise
+                read_, notes = [], [f"{name}: skipped, {error.problem}"]
+                logger.warning("%s", notes[0])
+            found.extend(read_)
+            warnings.extend(notes)
         if not found:
-            raise SourceError(str(path), "this library file holds no paper",
-                              fix="export the papers you liked again, or remove the file "
-                                  "from [profile] library")
+            raise SourceError(str(path), "this library holds no paper",
+                              fix="export the papers you liked again, or remove it from "
+                                  "[profile] library")
         records.extend(found)
-        warnings.extend(notes)
     return Library(tuple(records), tuple(warnings))
+
+
+_LIBRARY_SUFFIXES = LISTING_SUFFIXES | {".bib"}
+
+
+def _files(path: str) -> list[tuple[str, bool]]:
+    """(file, found in a folder or by a glob) for one library entry: a file as given, a
+    folder's files of library formats (hidden ones left out), a glob's matches."""
+    if Path(path).is_dir():
+        return [(str(file), True) for file in sorted(Path(path).rglob("*"))
+                if file.is_file() and file.suffix.lower() in _LIBRARY_SUFFIXES
+                and not any(part.startswith(".") for part in file.relative_to(path).parts)]
+    if glob.has_magic(path) and not Path(path).exists():
+        matches = sorted(glob.glob(path, recursive=True))
+        return [pair for match in matches
+                for pair in (_files(match) if Path(match).is_dir() else [(match, True)])
+                ] or [(path, False)]
+    return [(path, False)]
 
 
 def _read_one(name: str) -> tuple[list[Record], list[str]]:
