@@ -53,7 +53,7 @@ _HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*\{([^{}]*)\}")
 _OLD_STYLE = re.compile(r"\{\\(?:em|bf|it|sl|sc|tt|rm|cal)(?![A-Za-z])\s*"
                         r"(?:\{([^{}]*)\}|([^{}]*))\s*\}")
 _ACCENT = re.compile(r"\\(['`\"^~=.])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
-                     r"|\\([cvuHkr])\s*\{\s*([A-Za-z])\s*\}")
+                     r"|\\([cvuHkr])(?:\s*\{\s*([A-Za-z])\s*\}|\s+([A-Za-z])(?![A-Za-z]))")
 _SYMBOL = re.compile(r"\\([A-Za-z]+)(?![A-Za-z])")
 _SPACING = re.compile(r"\\(?:[,;:! ]|quad|qquad)|\\\\")
 # Nesting deeper than this is left partly undone: each round is a pass over the whole text.
@@ -166,5 +166,5 @@ def _unwrap(match: re.Match[str]) -> str:
 
 def _accented(match: re.Match[str]) -> str:
     accent = match[1] or match[4]
-    letter = match[2] or match[3] or match[5]
+    letter = match[2] or match[3] or match[5] or match[6]  # \H{o}, or {\H o} as BibTeX has it
     return letter + _COMBINING[accent]

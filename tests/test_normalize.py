@@ -173,3 +173,11 @@ def test_tex_quote_signs_become_quotes_whatever_else_the_text_holds():
     assert strip_latex("a quote'' ends here") == "a quote\u201d ends here"  # no other sign
     assert clean_text("a quote'' ends here") == "a quote\u201d ends here"
     assert not has_latex("a ~ tilde, a `tick` and 5 % are plain text")
+
+
+@pytest.mark.parametrize(("tex", "plain"), [("Erd{\\H o}s", "Erdős"), ("{\\v s}ko", "ško"),
+                                           ("Fran{\\c c}ois", "François"), ("\\u a", "ă")])
+def test_a_letter_accent_before_a_spaced_letter_is_the_accented_letter(tex, plain):
+    """BibTeX and listings write "{\\H o}" as often as "\\H{o}"; it stayed raw ("Erd{H o}s" in
+    an issue, a theme named "Koda sets & Erd"; a probe, stop 28)."""
+    assert clean_text(tex) == plain
