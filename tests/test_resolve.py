@@ -151,3 +151,17 @@ def test_answers_survive_in_the_store_file_with_their_time(tmp_path: Path) -> No
         assert hit is not None and hit[:2] == ("2411.00001", "https://arxiv.org/abs/2411.00001")
         assert miss is not None and miss[:2] == (None, None) and miss[2].startswith("20")
         assert store.resolved("never asked") is None
+
+
+def test_a_failing_arxiv_is_one_warning_with_the_fetcher_s_retries_too(fake, tmp_path,
+                                                                         caplog) -> None:
+    """A 503 arXiv gave 10 WARNING lines (9 "retrying in ...", then the failure), against the
+    README's "a failure ... is logged once" (a probe, stop 28): a retry is no problem yet."""
+    fake.mode = "503"
+    with Fetcher(cache_dir=tmp_path / "http", polite={}, retries=2, timeout=0.5,
+                 deadline_s=5.0, sleep=lambda seconds: None) as retrying, \
+            caplog.at_level(logging.WARNING, logger="digest"):
+        _resolve([_paper(t) for t in TITLES], Store(":memory:"), fake, retrying)
+    assert len(fake.requests) == 9
+    assert [r.getMessage()[:40] for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "--resolve-ids: a title lookup failed (ht"]

@@ -160,7 +160,7 @@ class Fetcher:
                 if self.wall() + pause >= limit.deadline:
                     raise _DeadlinePassed(f"{exc}; no time for another try before the "
                                           f"{limit.seconds:g} s fetch deadline") from None
-                logger.warning("%s: %s; retrying in %.1f s", shown, exc, pause)
+                logger.info("%s: %s; retrying in %.1f s", shown, exc, pause)  # not a problem yet
                 self.sleep(pause)
                 attempt += 1
 
