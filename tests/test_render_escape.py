@@ -156,7 +156,7 @@ def test_escape_markdown_examples(text, escaped):
     ("A*B search", "A\\*B search"), ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"),
     ("_a_", "\\_a\\_"), ("Models~(MLMs)", "Models\\~(MLMs)"),
     ("~~a~~", "\\~~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
-    ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"),
+    ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"), ("with 6.0 <= V-K", "with 6.0 <= V-K"),
 ])
 def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
     """Issue 14: "\\&" in every theme name, "pass\\@k", "\\\\oni" in the raw Markdown."""

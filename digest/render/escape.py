@@ -33,11 +33,11 @@ _MD_ALWAYS = re.compile(r"([\\`\[\]|$*])")
 # (GFM pairs one "~" or two across values, and no template writes one, so a "~" that cannot
 # close pairs with nothing: after a space, as in "at most ~ 3800" or "about ~50%", or before a
 # letter or digit after punctuation or at the start, as the templates write a value after a
-# space or punctuation); "<" before anything but a space (a tag, or an autolink such as
-# "<1admin@intranet>"); "&" before an entity. An "@" needs one only in what GFM autolinks:
-# see ``_AUTOLINK``.
+# space or punctuation); "<" before a tag or an autolink (a letter, "/", "!" or "?"; or an
+# address's local part and its "@": "<1admin@intranet>"), not in "a <= b"; "&" before an
+# entity. An "@" needs one only in what GFM autolinks: see ``_AUTOLINK``.
 _CONTEXT = re.compile(r"(?<![^\W_])_|_(?![^\W_])|(?<!\s)~(?![^\W_])|(?<=[^\W_])~|"
-                      r"<(?=\S)|&(?=#?\w+;)")
+                      r"<(?=[A-Za-z/!?]|[\w.!#$%&'*+/=?^`{|}~-]+@)|&(?=#?\w+;)")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
