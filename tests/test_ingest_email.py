@@ -333,3 +333,33 @@ def test_a_mail_of_thousands_of_parts_is_refused_before_it_is_parsed(tmp_path):
     hook = CliRunner().invoke(app, ["ingest", "-", "--state", str(tmp_path / "s.sqlite")],
                               input=path.read_bytes())
     assert hook.exit_code == 1 and "5,001 MIME parts" in hook.output
+
+
+_BR_LISTING = (
+    "<div>\\\\<br>arXiv:2611.20001<br>Date: Mon, 16 Nov 2026 10:00:00 GMT (400kb)<br><br>"
+    "Title: Token Dropping for Efficient Pretraining: Which Tokens Should Be<br>"
+    "&nbsp;&nbsp;Replaced and When<br>Authors: Wen Li, Omar Farouk<br>Categories: cs.CL<br>"
+    "\\\\<br>&nbsp;&nbsp;Pretraining large language models is expensive. We study token "
+    "dropping, in which easy<br>&nbsp;&nbsp;tokens are removed from the middle layers, and "
+    "halve pretraining cost.<br>\\\\ ( https://arxiv.org/abs/2611.20001 , 400kb)<br>"
+    "\\\\<br>arXiv:2611.20002<br>Date: Mon, 16 Nov 2026 11:00:00 GMT (300kb)<br><br>"
+    "Title: Sparse Probing of Made-Up Features in Small Transformers and<br>"
+    "&nbsp;&nbsp;Their Training Dynamics<br>Authors: Ada Park and<br>&nbsp;&nbsp;Bo Lin<br>"
+    "Categories: cs.LG<br>\\\\<br>&nbsp;&nbsp;We probe small transformers for made-up "
+    "features with sparse linear probes and<br>&nbsp;&nbsp;find that most features live in a "
+    "handful of neurons.<br>\\\\ ( https://arxiv.org/abs/2611.20002 , 300kb)<br></div>")
+
+
+def test_an_html_arxiv_listing_with_br_breaks_keeps_wrapped_titles_and_every_paper():
+    """Outside <pre> the indentation of a wrapped Title: line is gone: the line went to the
+    entry's status, titles and authors were cut ("... Transformers and", "Ada Park and"), and
+    a title wrapping at "Replaced" made its paper a left-out revision (a probe, stop 28)."""
+    mail = ("From: Reader <reader@example.org>\nTo: papers@example.org\nSubject: Fwd: cs daily\n"
+            "Date: Tue, 17 Nov 2026 08:00:00 +0000\nMessage-ID: <m1@example.org>\n"
+            "MIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n" + _BR_LISTING + "\n")
+    records = parse_text(mail, "br.eml")
+    assert [(r.arxiv_id, r.title, r.authors) for r in records] == [
+        ("2611.20001", "Token Dropping for Efficient Pretraining: Which Tokens Should Be "
+         "Replaced and When", ("Wen Li", "Omar Farouk")),
+        ("2611.20002", "Sparse Probing of Made-Up Features in Small Transformers and Their "
+         "Training Dynamics", ("Ada Park", "Bo Lin"))]

@@ -80,8 +80,8 @@ class _Entry:
 
     @property
     def replaced(self) -> bool:
-        return "replaced with revised" in self.id_line.lower() or "replaced" in self.fields.get(
-            "_status", "").lower()
+        return "replaced with revised" in self.id_line.lower() or "replaced with revised" in (
+            self.fields.get("_status", "").lower())
 
 
 def _starts_entry(lines: list[str], index: int) -> bool:
@@ -101,6 +101,10 @@ def _entries(lines: list[str]) -> Iterator[_Entry]:
         yield entry
 
 
+# A line of an entry's header that is no field: "replaced with revised version <date>".
+_STATUS = re.compile(r"replaced with revised version\b", re.IGNORECASE)
+
+
 def _read_header(lines: list[str], index: int, entry: _Entry) -> int:
     """Fields until the ``\\\\`` that opens the abstract; returns the index after it."""
     name = None
@@ -116,10 +120,10 @@ def _read_header(lines: list[str], index: int, entry: _Entry) -> int:
         if match:
             name = match["name"].casefold()
             entry.fields[name] = match["value"].strip()
-        elif line[:1].isspace() and line.strip() and name:
-            entry.fields[name] += " " + line.strip()
-        elif line.strip():
+        elif _STATUS.match(line.strip()) or (line.strip() and not name):
             entry.fields["_status"] = entry.fields.get("_status", "") + " " + line.strip()
+        elif line.strip() and name:  # a wrapped field, indented or not (HTML lost the indent)
+            entry.fields[name] += " " + line.strip()
         index += 1
     return index
 
