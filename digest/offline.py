@@ -775,8 +775,6 @@ def _cited(pieces: Sequence[tuple[str, int]], papers: Sequence[Paper]) -> CitedT
 # say whose work it is instead ("One paper proposes X", "Another introduces Y").
 _OPENING_VERBS = ("propose|introduce|present|develop|release|build|provide|design|describe|"
                   "study|investigate|explore|show|demonstrate|find|argue|identify|analy[sz]e")
-_FIRST_PERSON_OPENING = re.compile(
-    r"^(?:We|This (?:paper|work|study))\s+(" + _OPENING_VERBS + r")s?\b")
 _WHOSE = ("One paper", "Another", "A third", "Another")
 
 
@@ -787,6 +785,11 @@ _RESEARCH_VERBS = _OPENING_VERBS + (
     "offer|obtain|achieve|validate|verify|highlight|reveal|discover|formulate|implement|"
     "characteri[sz]e|quantify|construct|train|benchmark|outline|review|survey|assess|measure|"
     "leverage")
+# Any of them opens a summary sentence as "One paper <verb>s", and a few more that take no
+# "and" before them in an abstract's run-on ("We create agents that ...", "We use ...").
+_FIRST_PERSON_OPENING = re.compile(
+    r"^(?:We|This (?:paper|work|study))\s+(" + _RESEARCH_VERBS
+    + r"|create|use|learn|adopt|employ|consider|address|tackle|model|aim|seek)s?\b")
 _JOINED_VERB = re.compile(
     r"(?<!\S)(\S+)(\s+and\s+)(" + _RESEARCH_VERBS + r")(?=\s+(?:the|a|an|that|how|whether|"
     r"our|its|their|this|these|those|which|what|why|when|it|them|several|two|three|new|both|"

@@ -176,9 +176,17 @@ def rewrite(sentence: str) -> str:
 _BACK_ADVERB = re.compile(
     r"^(We|Our \w+)\s+(?:then|hence|therefore|thus|next|further|finally|subsequently|"
     r"accordingly|consequently|additionally)\s+", re.IGNORECASE)
+# What can follow "This" and is no noun it points with: an article, a verb ("This raises the
+# question", "These can be", "This is"): then "The" would make no sentence, and it stays.
+_NOT_A_NOUN = (r"(?:a|an|the|is|are|was|were|be|been|has|have|had|can|could|will|would|may|"
+               r"might|must|shall|should|does|do|did|not|also|allows?|enables?|raises?|"
+               r"provides?|makes?|leads?|suggests?|shows?|means?|gives?|yields?|implies|imply|"
+               r"requires?|includes?|becomes?|remains?|motivates?|opens?|poses?|results? in|"
+               r"helps?|demonstrates?|indicates?|highlights?|reveals?|explains?|serves?|"
+               r"works?|holds?|applies|apply|extends?|generali[sz]es?|contributes?)\b")
 _BACK_DETERMINER = re.compile(
     r"^(?:This|These|Those|Such)\s+(?!(?:paper|work|thesis|study|article|survey|report|"
-    r"chapter)\b)(?=[\w-]+\s+\w)", re.IGNORECASE)
+    r"chapter)\b)(?!" + _NOT_A_NOUN + r")(?=[\w-]+\s+\w)", re.IGNORECASE)
 # "We also present", "Evidence is also presented": "also" answers a sentence not shown.
 _BACK_ALSO = re.compile(r"^((?:[\w-]+\s+){1,4}?)also\s+(?!known\b)", re.IGNORECASE)
 # "It is shown that X": the finding is X.

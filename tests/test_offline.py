@@ -608,3 +608,24 @@ def test_a_verb_joined_to_the_opening_one_is_made_third_person_too(sentence, att
     """"One paper provides optical schemes … and study the entanglement" was in the arXiv
     sample's issue: the verb after "and" had "we" for its subject too."""
     assert offline._attribute([sentence]) == [attributed]
+
+
+@pytest.mark.parametrize(("sentence", "shown"), [
+    ("This raises the question: how can we design it?",
+     "This raises the question: how can we design it?"),
+    ("These can be tested at LHC and ILC.", "These can be tested at LHC and ILC."),
+    ("Such an equation is characterized by two numbers.",
+     "Such an equation is characterized by two numbers."),
+    ("This provides a probabilistic explanation.", "This provides a probabilistic explanation."),
+    ("This is a supplement to the paper.", "This is a supplement to the paper."),
+    ("This approach improves recall.", "The approach improves recall."),
+    ("These results show a gain.", "The results show a gain."),
+    ("This analysis shows a gain.", "The analysis shows a gain."),
+    ("Such models fail often.", "The models fail often."),
+])
+def test_a_pointing_determiner_becomes_the_only_before_a_noun(sentence, shown):
+    """"This raises the question" became "The raises the question" in the seeds issue; "These
+    can be tested" "The can be tested" (a probe, stop 28): before a verb or an article the
+    determiner stays (and the sentence still counts as pointing back)."""
+    from digest.sentences import standalone
+    assert standalone(sentence) == shown
