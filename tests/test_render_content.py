@@ -409,3 +409,15 @@ def test_an_issue_the_profile_emptied_says_so():
     mixed = Stats(records_read=40, papers_unique=30, already_published=10, papers_in_issue=0)
     reason = empty_reason(mixed, excluded=20)
     assert "10" in reason and "20" in reason
+
+
+def test_a_theme_named_like_a_heading_before_it_gets_github_s_next_anchor():
+    """A theme titled "Contents" was linked as #contents, which GitHub gives to the issue's own
+    "## Contents" above it (a probe, stop 28)."""
+    from tests.render_samples import SectionSpec, make_issue, paper
+
+    issue = make_issue([SectionSpec("Contents", "About contents.", [paper(1, "A paper")]),
+                        SectionSpec("TL;DR", "About summaries.", [paper(2, "B paper")])])
+    markdown = Renderer().markdown(issue)
+    assert "(#contents-1)" in markdown and "(#tldr-1)" in markdown
+    assert "(#contents)" not in markdown and "(#tldr)" not in markdown

@@ -144,8 +144,13 @@ def _view_without_rising(issue: Issue) -> IssueView:
         also=tuple(paper_view(paper, "") for paper in issue.also))
 
 
+# The anchors GitHub gives the issue's own headings above the themes ("## TL;DR", "## Contents"):
+# a theme of the same name gets the next one, as on GitHub.
+_HEADINGS_ABOVE = ("tldr", "contents")
+
+
 def section_views(issue: Issue) -> tuple[SectionView, ...]:
-    taken: set[str] = set()
+    taken: set[str] = set(_HEADINGS_ABOVE)
     views = []
     for number, section in enumerate(issue.sections, start=1):
         title = section_title(section)
