@@ -62,10 +62,11 @@ _BACKGROUND_START = re.compile(
     r"in recent years|over the (?:past|last)|in the (?:past|last))", re.IGNORECASE)
 _BACKGROUND_CLAIM = re.compile(
     r"\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
-    r"gained|attracted|seen|made)\b", re.IGNORECASE)
+    r"gained|attracted|seen|made|introduced|proposed|explored|studied|investigated|focused|"
+    r"relied|developed|used|produced|considered)\b", re.IGNORECASE)
 _RESULTS = re.compile(
     r"\b(?:outperform|surpass|achiev|improv\w* (?:by|over)|"
-    r"experiment\w*|results? (?:show|demonstrate|indicate|suggest|reveal)|empirical|"
+    r"experiment(?!\s+with\b)\w*|results? (?:show|demonstrate|indicate|suggest|reveal)|empirical|"
     r"evaluation\w* (?:show|demonstrate)|(?:show|demonstrate|find) that (?:our|the proposed)|"
     r"(?:demonstrat|show|validat|verif)\w* (?:the )?"
     r"(?:effectiveness|efficacy|superiority|benefits?|generali[sz]ability))",

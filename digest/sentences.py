@@ -319,7 +319,7 @@ _CONTRIBUTION = re.compile(
 _AIM = re.compile(
     _SUBJECT + r"(?:study|studie|investigate|explore|examine|tackle|address|analy[sz]e|survey|"
     r"focus|aim|seek|consider|revisit|reframe|frame|cast|formali[sz]e|adopt|utili[sz]e|"
-    r"leverage|describe|illustrate|argue)(?:s|d|ed)?\b",
+    r"leverage|describe|illustrate|argue|experiment)(?:s|d|ed)?\b",
     re.IGNORECASE,
 )
 _SUBJECT_HINTS = ("we", "this ", "our ")
@@ -330,7 +330,7 @@ _CONTRIBUTION_VERBS = ("propos", "introduc", "present", "develop", "releas", "de
                        "unveil", "open-sourc", "provid")
 _AIM_VERBS = ("stud", "investigat", "explor", "examin", "tackl", "address", "analy", "survey",
               "focus", "aim", "seek", "consider", "revisit", "frame", "cast", "formali", "adopt",
-              "utili", "leverag", "describ", "illustrat", "argu")
+              "utili", "leverag", "describ", "illustrat", "argu", "experiment")
 
 
 def contributes(sentence: str) -> bool:

@@ -629,3 +629,18 @@ def test_a_pointing_determiner_becomes_the_only_before_a_noun(sentence, shown):
     determiner stays (and the sentence still counts as pointing back)."""
     from digest.sentences import standalone
     assert standalone(sentence) == shown
+
+
+def test_a_gist_is_not_a_sentence_about_prior_work():
+    """"Prior work has introduced latent adversarial training (LAT) ..." was a seeds paper's gist,
+    where its own contribution came next ("Here, we experiment with targeted LAT"; a probe,
+    stop 28): "has introduced" reads as background like "has shown"."""
+    from digest.models import Paper
+    abstract = ("Large language models can often be made to behave in undesirable ways. Prior "
+                "work has introduced latent adversarial training (LAT) as a way to improve "
+                "robustness to broad classes of failures. Here, we experiment with targeted LAT "
+                "where the adversary seeks to minimize loss on a specific competing task. We find "
+                "that it can augment a wide variety of state-of-the-art methods.")
+    gist = offline.paper_gist(Paper(id="x", title="Targeted Latent Adversarial Training "
+                                    "Improves Robustness", abstract=abstract))
+    assert gist.startswith("We experiment with targeted LAT"), gist  # its own aim

@@ -320,7 +320,8 @@ _BACKGROUND_BEFORE = re.compile(
     r"although|with the|the (?:rapid|recent|success|emergence|advent|development))\b|"
     r"in recent years|over the (?:past|last)|in the (?:past|last))"
     r"|\b(?:ha(?:ve|s)|ha(?:ve|s) recently) (?:shown|demonstrated|achieved|become|emerged|"
-    r"gained|attracted|seen|made)\b", re.IGNORECASE)
+    r"gained|attracted|seen|made|introduced|proposed|explored|studied|investigated|focused|"
+    r"relied|developed|used|produced|considered)\b", re.IGNORECASE)
 PIECES = st.sampled_from([
     "this problem", "these issues", "such a gap", "the above", "the latter", "It ", "They ",
     "also ", "We then propose", "This method", "Such models", "have shown", "has recently made",
