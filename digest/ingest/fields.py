@@ -175,7 +175,24 @@ def _published(fields: Mapping[str, Any]) -> dt.date | None:
     return _date(_first(fields, DATE_FIELDS))
 
 
+def unreadable_date(item: Mapping[str, Any]) -> str | None:
+    """The date an object gives that no reading of ``_date`` understands, if any: a paper
+    dated so is filed under the week it was first read, which a warning must say."""
+    fields = _flatten(item)
+    value = _first(fields, DATE_FIELDS)
+    text = _text(value).strip()
+    return text[:40] if text and _date(value) is None else None
+
+
+# "17 Nov 2026", "Nov 17, 2026", "November 17, 2026" (a day and month spelled out: never
+# ambiguous, unlike "11/17/2026").
+_SPELLED_DATES = ("%d %b %Y", "%d %B %Y", "%b %d, %Y", "%B %d, %Y", "%b %d %Y", "%B %d %Y")
+_EPOCH_RANGE = (1e8, 1e11)  # Unix seconds from 1973 to 5138; milliseconds are 1,000 times more
+
+
 def _date(value: Any) -> dt.date | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _epoch(float(value))
     text = _text(value).strip()
     if not text:
         return None
@@ -186,4 +203,18 @@ def _date(value: Any) -> dt.date | None:
     try:
         return email.utils.parsedate_to_datetime(text).date()  # "Mon, 2 Apr 2007 19:18:42 GMT"
     except (TypeError, ValueError, IndexError):
+        pass
+    for spelling in _SPELLED_DATES:
+        try:
+            return dt.datetime.strptime(text, spelling).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _epoch(seconds: float) -> dt.date | None:
+    if _EPOCH_RANGE[0] * 1000 <= seconds < _EPOCH_RANGE[1] * 1000:
+        seconds /= 1000
+    if not _EPOCH_RANGE[0] <= seconds < _EPOCH_RANGE[1]:
         return None
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).date()

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import SourceError
 from .base import Parsed, describe, where
-from .fields import TITLE_FIELDS, field_names, record_from_mapping
+from .fields import TITLE_FIELDS, field_names, record_from_mapping, unreadable_date
 from .limits import SETTING, current_record_cap
 from .plausible import NotAListing
 
@@ -169,7 +169,7 @@ def _lines(text: str) -> Iterator[str]:
 def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: str) -> Parsed:
     """Records from (position, line, object) rows; shared by JSON, JSON lines and CSV."""
     parsed = Parsed(fmt=fmt)
-    not_objects, untitled, no_abstract = [], [], []
+    not_objects, untitled, no_abstract, undated = [], [], [], []
     seen_fields: set[str] = set()
     cap, examined = current_record_cap(), 0
     for position, line, item in rows:
@@ -187,6 +187,8 @@ def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: 
             continue
         if not record.abstract:
             no_abstract.append(where(position, line))
+        if record.published is None and (unread := unreadable_date(item)) is not None:
+            undated.append(f"{where(position, line)} ({unread!r})")
         parsed.records.append(record)
     if not parsed.records and (untitled or not_objects):
         raise _no_titles(source, seen_fields, bool(not_objects))
@@ -194,6 +196,8 @@ def records_from(rows: Iterable[tuple[int, int | None, Any]], source: str, fmt: 
     _group(parsed, source, untitled, "no title, skipped",
            fix=f"name the field {TITLE_FIELDS[0]!r}")
     _group(parsed, source, no_abstract, "no abstract, kept with an empty one")
+    _group(parsed, source, undated, "a date digest cannot read, so dated by the week the record "
+           "is first read", fix="write dates as 2026-11-17")
     if not parsed.records:
         parsed.warnings.append(describe(source, "holds no records"))
     return parsed
