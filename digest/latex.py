@@ -20,7 +20,8 @@ _SYMBOLS = {
     "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ",
     "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
     "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
-    "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥",
+    "times": "×", "ast": "∗", "rtimes": "⋊", "ltimes": "⋉", "cdot": "·", "pm": "±", "mp": "∓",
+    "leq": "≤", "le": "≤", "geq": "≥",
     "ge": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "simeq": "≃", "equiv": "≡",
     "propto": "∝", "infty": "∞", "partial": "∂", "nabla": "∇", "sum": "∑", "prod": "∏",
     "int": "∫", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆", "cup": "∪",
@@ -52,6 +53,10 @@ _DROP_WITH_ARGUMENT = re.compile(r"\\(?:cite[pt]?|citep|citet|ref|eqref|label|fo
 _HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*\{([^{}]*)\}")
 _OLD_STYLE = re.compile(r"\{\\(?:em|bf|it|sl|sc|tt|rm|cal)(?![A-Za-z])\s*"
                         r"(?:\{([^{}]*)\}|([^{}]*))\s*\}")
+# A font switch left without braces in math ("\mathcal L", "{\rm SL}" once unwrapped): the
+# letters it sets are what a reader sees.
+_FONT_SWITCH = re.compile(r"\\(?:mathcal|mathrm|mathbf|mathit|mathbb|mathsf|mathtt|mathfrak|"
+                          r"boldsymbol|bm|rm|bf|cal|it|sf|tt)(?![A-Za-z])\s*")
 _ACCENT = re.compile(r"\\(['`\"^~=.])\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
                      r"|\\([cvuHkr])(?:\s*\{\s*([A-Za-z])\s*\}|\s+([A-Za-z])(?![A-Za-z]))")
 _SYMBOL = re.compile(r"\\([A-Za-z]+)(?![A-Za-z])")
@@ -142,6 +147,8 @@ def _math(content: str) -> str:
         content = _FRAC.sub(_fraction, content)
         content = _SQRT.sub(r"√\1", content)
         content = _KEEP_ARGUMENT.sub(r"\1", content)
+        content = _OLD_STYLE.sub(lambda m: m[1] if m[1] is not None else m[2], content)
+        content = _FONT_SWITCH.sub("", content)
         content = _SCRIPT.sub(lambda m: m[1] + (m[2] if len(m[2]) <= 1 else f"({m[2]})"),
                               content)
     content = _SIZING.sub("", _math_commands(content))

@@ -181,3 +181,13 @@ def test_a_letter_accent_before_a_spaced_letter_is_the_accented_letter(tex, plai
     """BibTeX and listings write "{\\H o}" as often as "\\H{o}"; it stayed raw ("Erd{H o}s" in
     an issue, a theme named "Koda sets & Erd"; a probe, stop 28)."""
     assert clean_text(tex) == plain
+
+
+@pytest.mark.parametrize(("tex", "plain"), [
+    ("${\\rm fm}$", "fm"), ("${\\cal N}=1$", "N=1"), ("$\\mathcal L$", "L"),
+    ("$\\ast$-algebra", "∗-algebra"), ("($\\epsilon_{\\rm env}$)", "(ε_env)"),
+    ("$Z^2 \\rtimes {\\rm SL}(2,Z)$-action", "Z^2 ⋊ SL(2,Z)-action"), ("${\\bf x}$", "x")])
+def test_font_switches_and_common_symbols_inside_math_become_plain_text(tex, plain):
+    """Outside math "{\\rm fm}" became "fm"; inside it "rm fm", "cal N", "mathcal L", "ast",
+    "rtimes" (78 lines of the arXiv sample; a probe, stop 28)."""
+    assert clean_text(tex) == plain
