@@ -147,11 +147,15 @@ def test_a_hanging_server_costs_the_timeout_per_attempt_then_fails(server):
     assert len(server.chat_requests) == 2
 
 
-def test_connection_refused_is_retried_then_reported():
+def _closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    nowhere = Chat(f"http://127.0.0.1:{port}/v1", max_attempts=3)
+        return int(probe.getsockname()[1])
+
+
+def test_connection_refused_is_retried_then_reported():
+    nowhere = Chat(f"http://127.0.0.1:{_closed_port()}/v1", max_attempts=3)
     with pytest.raises(LLMUnavailable, match="cannot reach") as caught:
         nowhere.ask()
     nowhere.backend.close()
@@ -374,10 +378,7 @@ def test_a_password_or_key_in_the_base_url_is_in_no_error_message(server, status
 
 
 def test_a_password_in_the_base_url_of_an_unreachable_server_is_not_shown():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    nowhere = Chat(f"http://user:pa55word@127.0.0.1:{port}/v1", max_attempts=1)
+    nowhere = Chat(f"http://user:pa55word@127.0.0.1:{_closed_port()}/v1", max_attempts=1)
     with pytest.raises(LLMUnavailable, match="cannot reach") as caught:
         nowhere.ask()
     nowhere.backend.close()

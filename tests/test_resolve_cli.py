@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -17,13 +18,19 @@ ABSTRACT = ("We learn a world model of a robot arm from twenty demonstrations an
             "reaching new goals without further data.")
 
 
-def test_resolve_ids_links_each_paper_to_its_page_and_asks_once(tmp_path):
+def _week_and_config(tmp_path: Path, fake: FakeArxiv) -> tuple[Path, Path]:
+    """A listing of the one paper, dated in 2026-W47, and a config that asks ``fake``."""
     source = tmp_path / "week.json"
     source.write_text(json.dumps([{"title": TITLE, "abstract": ABSTRACT,
                                    "date": "2026-11-18"}]), encoding="utf-8")
+    config = tmp_path / "digest.toml"
+    config.write_text(f'arxiv_api = "{fake.base_url}"\n', encoding="utf-8")
+    return source, config
+
+
+def test_resolve_ids_links_each_paper_to_its_page_and_asks_once(tmp_path):
     with fake_arxiv(FakeArxiv(papers={title_key(TITLE): (TITLE, "2611.01234")})) as fake:
-        config = tmp_path / "digest.toml"
-        config.write_text(f'arxiv_api = "{fake.base_url}"\n', encoding="utf-8")
+        source, config = _week_and_config(tmp_path, fake)
         args = ["newsletter", str(source), "--config", str(config), "--resolve-ids",
                 "--week", "2026-W47", "--backend", "offline", "--state", str(tmp_path / "s.db")]
         first = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
@@ -59,12 +66,8 @@ def test_a_bad_arxiv_api_is_a_usage_error(tmp_path, url):
 def test_a_dry_run_asks_arxiv_nothing(tmp_path):
     """`--resolve-ids --dry-run` sent a lookup a paper, though a dry run "calls and writes
     nothing" (a probe, stop 28)."""
-    source = tmp_path / "week.json"
-    source.write_text(json.dumps([{"title": TITLE, "abstract": ABSTRACT,
-                                   "date": "2026-11-18"}]), encoding="utf-8")
     with fake_arxiv(FakeArxiv(papers={title_key(TITLE): (TITLE, "2611.01234")})) as fake:
-        config = tmp_path / "digest.toml"
-        config.write_text(f'arxiv_api = "{fake.base_url}"\n', encoding="utf-8")
+        source, config = _week_and_config(tmp_path, fake)
         result = CliRunner().invoke(app, [
             "newsletter", str(source), "--config", str(config), "--resolve-ids", "--dry-run",
             "--week", "2026-W47", "--backend", "offline", "--state", str(tmp_path / "s.db"),
