@@ -126,7 +126,7 @@ def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> di
 def _drop_old_formats(out: Path, week: str, written: set[str]) -> None:
     """The week's HTML or text file from an earlier run that asked for it and this one did
     not: an older issue, which index.md and feed.xml would link."""
-    for suffix in REPORT_KEYS:
+    for suffix in (".html", ".txt"):  # the Markdown is always written
         stale = out / f"{week}{suffix}"
         if stale.name not in written and stale.exists():
             try:

@@ -2,13 +2,12 @@
 
 The HTTP library's timeouts (httpx2, the openai client's) bound each read and write: a
 server that sends its response headers one line every two seconds never trips a 5 s read
-timeout, and the request runs for ever, past
-``timeout`` and the run's ``deadline`` alike. ``request_limit`` sets when the request must
-be over; every read, write and connect of the connection that serves it (in this thread:
-the sync client runs a request in the caller's thread) then waits at most until then, and
-one past it raises the timeout the openai client already turns into a retry. A request made
-outside ``request_limit`` (embeddings, the Batch API's files and batches) must be over
-within its read timeout, taken as the whole request's.
+timeout, and the request runs for ever, past ``timeout`` and the run's ``deadline`` alike.
+``request_limit`` sets when the request must be over; every read, write and connect of the
+connection that serves it (in this thread: the sync client runs a request in the caller's
+thread) then waits at most until then, and one past it raises the timeout the openai client
+already turns into a retry. A request made outside ``request_limit`` (embeddings, the Batch
+API's files and batches) must be over within its read timeout, taken as the whole request's.
 """
 
 from __future__ import annotations
