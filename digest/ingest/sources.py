@@ -11,7 +11,7 @@ import glob
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,15 +43,17 @@ def expand(sources: Sequence[str]) -> Iterator[str]:
     return (name for name, _ in expand_marked(sources))
 
 
-def expand_marked(sources: Sequence[str]) -> Iterator[tuple[str, bool]]:
-    """(name, found by walking a folder or a glob) for each source, in ``expand``'s order."""
+def expand_marked(sources: Sequence[str], suffixes: Collection[str] = LISTING_SUFFIXES
+                  ) -> Iterator[tuple[str, bool]]:
+    """(name, found by walking a folder or a glob) for each source, in ``expand``'s order; a
+    folder gives its files whose names end in one of ``suffixes``."""
     for source in sources:
         if source == "-" or is_url(source):
             yield source, False
         elif Path(source).is_dir():
-            yield from ((name, True) for name in _walk(Path(source)))
+            yield from ((name, True) for name in _walk(Path(source), suffixes))
         elif glob.has_magic(source) and not Path(source).exists():
-            yield from ((name, name != source) for name in _glob(source))
+            yield from ((name, name != source) for name in _glob(source, suffixes))
         else:
             yield source, False  # a missing file is reported when it is read
 
@@ -72,7 +74,7 @@ def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]
 OUTPUT_MARKER = ".history.json"
 
 
-def _walk(folder: Path) -> Iterator[str]:
+def _walk(folder: Path, suffixes: Collection[str]) -> Iterator[str]:
     """Files under ``folder`` sorted by path (a/y.csv, b/z.tsv, x.atom); hidden ones and
     digest's own output folders left out."""
     found, skipped = [], 0
@@ -86,27 +88,29 @@ def _walk(folder: Path) -> Iterator[str]:
         for file in files:
             if file.startswith("."):
                 continue
-            if Path(file).suffix.lower() in LISTING_SUFFIXES:
+            if Path(file).suffix.lower() in suffixes:
                 found.append(Path(root, file))
             else:
                 skipped += 1
     if skipped:
         logger.info("%s: skipped %d files whose names do not end in %s", folder, skipped,
-                    ", ".join(sorted(LISTING_SUFFIXES)))
+                    ", ".join(sorted(suffixes)))
     yield from (str(path) for path in sorted(found, key=lambda p: p.relative_to(folder).parts))
 
 
-def _glob(pattern: str) -> Iterator[str]:
+def _glob(pattern: str, suffixes: Collection[str]) -> Iterator[str]:
     matches = sorted(glob.glob(pattern, recursive=True))
     if not matches:
         yield pattern  # reported as "no file matches" when read
     for match in matches:
         path = Path(match)
-        if (path if path.is_dir() else path.parent).joinpath(OUTPUT_MARKER).exists():
+        if path.is_dir():
+            yield from _walk(path, suffixes)  # which leaves out an output folder itself
+        elif (path.parent / OUTPUT_MARKER).exists():
             logger.info("%s: left out, digest publishes into its folder (it holds %s)", match,
                         OUTPUT_MARKER)
-            continue
-        yield from (_walk(path) if path.is_dir() else [match])
+        else:
+            yield match
 
 
 def _read_file(path: Path, name: str, max_bytes: int) -> bytes:

@@ -8,7 +8,6 @@ rank the week by keywords alone without saying so.
 
 from __future__ import annotations
 
-import glob
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from ..ingest import PARSERS, detect_format, load_sources
 from ..ingest.decoding import decode
 from ..ingest.fetch import Fetcher
 from ..ingest.plausible import NotAListing, title_problem
-from ..ingest.sources import LISTING_SUFFIXES, read
+from ..ingest.sources import LISTING_SUFFIXES, expand_marked, read
 from ..models import Record
 from ._bibtex import parse_bibtex
 from ._zotero import looks_like_zotero_csv, parse_zotero_csv
@@ -35,6 +34,9 @@ class Library:
     warnings: tuple[str, ...] = field(default=())
 
 
+_LIBRARY_SUFFIXES = LISTING_SUFFIXES | {".bib"}  # what a library folder or glob gives
+
+
 def load_library(paths: Sequence[Path | str]) -> Library:
     """Every paper of every library file (a folder's or a glob's files too), in order;
     warnings about entries and files skipped."""
@@ -42,7 +44,7 @@ def load_library(paths: Sequence[Path | str]) -> Library:
     warnings: list[str] = []
     for path in paths:
         found: list[Record] = []
-        for name, walked in _files(str(path)):
+        for name, walked in expand_marked([str(path)], _LIBRARY_SUFFIXES):
             try:
                 read_, notes = _read_one(name)
             except SourceError as error:
@@ -58,24 +60,6 @@ def load_library(paths: Sequence[Path | str]) -> Library:
                                   "[profile] library")
         records.extend(found)
     return Library(tuple(records), tuple(warnings))
-
-
-_LIBRARY_SUFFIXES = LISTING_SUFFIXES | {".bib"}
-
-
-def _files(path: str) -> list[tuple[str, bool]]:
-    """(file, found in a folder or by a glob) for one library entry: a file as given, a
-    folder's files of library formats (hidden ones left out), a glob's matches."""
-    if Path(path).is_dir():
-        return [(str(file), True) for file in sorted(Path(path).rglob("*"))
-                if file.is_file() and file.suffix.lower() in _LIBRARY_SUFFIXES
-                and not any(part.startswith(".") for part in file.relative_to(path).parts)]
-    if glob.has_magic(path) and not Path(path).exists():
-        matches = sorted(glob.glob(path, recursive=True))
-        return [pair for match in matches
-                for pair in (_files(match) if Path(match).is_dir() else [(match, True)])
-                ] or [(path, False)]
-    return [(path, False)]
 
 
 def _read_one(name: str) -> tuple[list[Record], list[str]]:
