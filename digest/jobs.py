@@ -136,10 +136,10 @@ def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: boo
 def _refuse_another_issue(issue: Issue, store: Store) -> None:
     """The mail carries the issue the newsletter published for the week, or none: one built
     with other options (``max_papers``, a profile) or other listings is another issue."""
-    published = store.published_in(issue.week)  # its papers and "also this week" alike
     row = next((row for row in store.issues() if row["week"] == issue.week), None)
-    if published is None or row is None:
+    if row is None:  # not published: nothing to be the same as
         return
+    published = store.published_in(issue.week)  # its papers and "also this week" alike
     shown = sum(len(section.papers) for section in issue.sections)
     listed = (row["history"] or {}).get("papers", shown)
     built = {paper.id for section in issue.sections for paper in section.papers}

@@ -202,10 +202,8 @@ class Store:
 
     # Issues and what they published ------------------------------------------------
 
-    def published_in(self, week: str) -> set[str] | None:
-        """The paper ids ``week``'s issue published (no ``~`` aliases); None: no issue."""
-        if self._db.execute("SELECT 1 FROM issues WHERE week = ?", (week,)).fetchone() is None:
-            return None
+    def published_in(self, week: str) -> set[str]:
+        """The paper ids ``week``'s issue published (no ``~`` aliases)."""
         rows = self._db.execute("SELECT paper_id FROM published WHERE week = ?", (week,))
         return {paper for (paper,) in rows if not paper.startswith("~")}
 
@@ -581,10 +579,9 @@ def _damage(path: Path) -> str | None:
     if it still looks so after ``_SETTLE_S``. A run killed in that moment leaves the frames in
     the WAL, from which SQLite finishes the checkpoint when the store is opened: with a WAL
     beside it, a short file is no truncation."""
-    if _has_wal(path):
-        problem = _header_damage(path)
-        return None if problem and problem.startswith(_TRUNCATED) else problem
     problem = _header_damage(path)
+    if problem and problem.startswith(_TRUNCATED) and _has_wal(path):
+        return None
     deadline = time.monotonic() + _SETTLE_S
     while problem and problem.startswith(_TRUNCATED) and time.monotonic() < deadline:
         time.sleep(_SETTLE_S / 10)
