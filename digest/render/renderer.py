@@ -26,7 +26,7 @@ from ..files import utf8_text
 from ..models import Issue
 from .escape import escape_markdown, html_text, one_line, plain_text
 from .rising import PastIssue
-from .view import Trusted, issue_view
+from .view import Trusted, issue_view, plural
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 FORMATS = {"md": "issue.md.j2", "html": "issue.html.j2", "txt": "issue.txt.j2"}
@@ -65,11 +65,6 @@ def wrap(text: object, indent: int = 0, first: str | None = None,
     return Trusted(textwrap.fill(plain_text(text), width,
                                  initial_indent=pad if first is None else first,
                                  subsequent_indent=pad, break_on_hyphens=False))
-
-
-def plural(count: int, noun: str) -> str:
-    """'1 paper', '2 papers'."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 class TemplateFiles(jinja2.FileSystemLoader):

@@ -257,20 +257,22 @@ def empty_reason(stats: Stats, excluded: int = 0) -> str:
                 "there is nothing to report.")
     published = stats.already_published
     if excluded and published:
-        return (f"Of the {_papers(stats.papers_unique)} in this week's listings, {published} "
-                f"already appeared in earlier issues and the reader's profile left out the "
-                f"other {excluded} (its exclude terms).")
+        listed = plural(stats.papers_unique, "paper")
+        return (f"Of the {listed} in this week's listings, {published} already appeared in "
+                f"earlier issues and the reader's profile left out the other {excluded} (its "
+                "exclude terms).")
     if excluded:
-        return (f"The reader's profile left out all {_papers(excluded)} in this week's "
+        return (f"The reader's profile left out all {plural(excluded, 'paper')} in this week's "
                 "listings (its exclude terms).")
     if published and published >= stats.papers_unique:
-        return (f"All {_papers(published)} in this week's listings already appeared in earlier "
-                "issues.")
+        return (f"All {plural(published, 'paper')} in this week's listings already appeared in "
+                "earlier issues.")
     return "The listings read for this week held no papers to report."
 
 
-def _papers(count: int) -> str:
-    return f"{count} paper{'s' if count != 1 else ''}"
+def plural(count: int, noun: str) -> str:
+    """'1 paper', '2 papers'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
