@@ -495,3 +495,38 @@ def test_every_request_of_the_openai_client_is_cut_at_its_timeout_as_a_whole():
         client.close()
         server.close()
     assert time.monotonic() - started < 3
+
+
+def _proxy_from_env(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    monkeypatch.setenv("HTTP_PROXY", url)
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_proxy_from_the_environment_carries_the_requests(monkeypatch, server):
+    """The client that bounds each request as a whole (stop 28) was given its own transport, and
+    httpx then ignores HTTP(S)_PROXY: behind a proxy the API could not be reached at all."""
+    _proxy_from_env(monkeypatch, server.url.removesuffix("/v1"))
+    server.script(Reply.text('{"answer": "hello"}'))
+    behind = Chat(f"http://127.0.0.1:{_closed_port()}/v1")
+    try:
+        assert behind.ask().text == '{"answer": "hello"}'
+    finally:
+        behind.backend.close()
+    [sent] = server.chat_requests
+    assert sent.path.startswith("http://127.0.0.1:") and sent.path.endswith("/v1/chat/completions")
+
+
+def test_a_request_through_a_proxy_is_cut_at_its_timeout_as_a_whole(monkeypatch):
+    """A proxy that trickles its headers is cut at the limit like a server that does."""
+    proxy = _HeadersForEver()
+    _proxy_from_env(monkeypatch, proxy.url.removesuffix("/v1"))
+    behind = Chat(f"http://127.0.0.1:{_closed_port()}/v1", timeout_s=1.0, max_attempts=2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMUnavailable, match="did not answer within 1 s"):
+            behind.ask()
+    finally:
+        behind.backend.close()
+        proxy.close()
+    assert time.monotonic() - started < 5

@@ -6,8 +6,9 @@ timeout, and the request runs for ever, past ``timeout`` and the run's ``deadlin
 ``request_limit`` sets when the request must be over; every read, write and connect of the
 connection that serves it (in this thread: the sync client runs a request in the caller's
 thread) then waits at most until then, and one past it raises the timeout the openai client
-already turns into a retry. A request made outside ``request_limit`` (embeddings, the Batch
-API's files and batches) must be over within its read timeout, taken as the whole request's.
+already turns into a retry (through a proxy too). A request made outside ``request_limit``
+(embeddings, the Batch API's files and batches) must be over within its read timeout, taken as
+the whole request's.
 """
 
 from __future__ import annotations
@@ -107,10 +108,19 @@ class LimitedTransport(httpx.HTTPTransport):
 
 class LimitedClient(httpx.Client):
     """The HTTP client of the openai client, as it makes its own (following redirects, closed
-    when dropped), over ``LimitedTransport``."""
+    when dropped, through a proxy from ``HTTP(S)_PROXY``), over ``LimitedTransport``. The
+    transports are made by the hooks below, not passed in: httpx ignores the environment's
+    proxies when it is given a transport."""
 
     def __init__(self) -> None:
-        super().__init__(transport=LimitedTransport(), follow_redirects=True)
+        super().__init__(follow_redirects=True)
+
+    def _init_transport(self, *args: Any, **options: Any) -> httpx.BaseTransport:
+        return options.pop("transport", None) or LimitedTransport(*args, **options)
+
+    def _init_proxy_transport(self, proxy: httpx.Proxy, *args: Any,
+                              **options: Any) -> httpx.BaseTransport:
+        return LimitedTransport(*args, proxy=proxy, **options)
 
     def __del__(self) -> None:
         if not self.is_closed:
