@@ -284,18 +284,43 @@ def _paper_topic(paper: Paper, *, strict: bool = True) -> str:
     word is lower-cased where the abstract writes it so (names keep their capitals)."""
     head, sep, tail = " ".join(paper.title.split()).partition(":")
     named = bool(sep and head.strip() and len(head.split()) <= 4 and tail.strip())
-    words = re.split(r"[?(:]", tail if named else head)[0].split()
-    while words and words[0].lower() in ("a", "an", "the", "on", "about"):
+    words = re.split(r"[?:]|\s\(", tail if named else head)[0].split()
+    while words and (words[0].lower() in ("a", "an", "the", "on", "about")
+                     or _PART_NUMBER.fullmatch(words[0])):
         words = words[1:]
-    topic: list[str] = []
-    for word in words:
-        if len(topic) >= 2 and word.lower() in _TOPIC_END or len(topic) == TOPIC_WORDS:
-            break
-        topic.append("-".join(_as_written(part, paper.abstract) for part in word.split("-")))
+    topic, whole = _topic_words(words)
+    topic = ["-".join(_as_written(part, paper.abstract) for part in word.split("-"))
+             for word in topic]
     text = " ".join(topic).rstrip(",;.")
     if named:
-        return f"{head.strip()} ({text})" if len(topic) >= 2 else head.strip()
-    return text if not strict or _noun_phrase(topic) else ""
+        return f"{head.strip()} ({text})" if len(topic) >= 2 and whole else head.strip()
+    if not strict:
+        return text
+    return text if whole and _noun_phrase(topic) else ""
+
+
+def _topic_words(words: Sequence[str]) -> tuple[list[str], bool]:
+    """A title's words up to where its topic phrase ends (a linking word, a full stop, or
+    the title's end), at most ``TOPIC_WORDS``; and whether the phrase is whole: one longer
+    than that is cut where it needs its next word ("indicator of …"), so it names nothing.
+    A phrase cut so loses its last words that cannot end one."""
+    topic: list[str] = []
+    for word in words:
+        if len(topic) >= 2 and word.lower() in _TOPIC_END:
+            return _ended(topic)
+        if len(topic) == TOPIC_WORDS:
+            return _ended(topic, cut=True)
+        if word.endswith(".") and len(word) > 2 and not _INITIALS.fullmatch(word):
+            return _ended([*topic, word.rstrip(".")])  # the title's first sentence ends here
+        topic.append(word)
+    return _ended(topic)
+
+
+def _ended(topic: list[str], *, cut: bool = False) -> tuple[list[str], bool]:
+    whole = not cut and not (topic and topic[-1].lower() in _CANNOT_END_TOPIC)
+    while topic and topic[-1].lower() in _CANNOT_END_TOPIC:
+        topic.pop()
+    return topic, whole
 
 
 def _as_written(word: str, abstract: str) -> str:
@@ -312,7 +337,10 @@ def _as_written(word: str, abstract: str) -> str:
 # Titles that are sentences or questions ("Is RL …", "Streaming deep RL finally works") name
 # no topic a TL;DR line can borrow.
 _NOT_A_TOPIC = wordset("is are was were does do did can could should will would works why how "
-                        "what when where which who towards toward beyond rethinking")
+                        "what when where which who towards toward beyond rethinking has have had")
+_CANNOT_END_TOPIC = _TOPIC_END | wordset("of a an the to or")
+_PART_NUMBER = re.compile(r"[IVX]+\.|\d+\.")  # "I. The mass gap …"
+_INITIALS = re.compile(r"(?:[A-Z]\.)+|vs\.|e\.g\.|i\.e\.|al\.|etc\.", re.IGNORECASE)
 
 
 def _noun_phrase(words: Sequence[str]) -> bool:

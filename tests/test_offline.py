@@ -575,6 +575,42 @@ def test_an_offline_tldr_line_says_what_the_theme_is_about_not_who_is_in_it() ->
     assert theme_tldr("X", [], []) == ""
 
 
+@pytest.mark.parametrize(("title", "topic"), [
+    # cut at a title's full stop, never across it
+    ("Instanton representation of Plebanski gravity. Consistency of the initital value "
+     "constraints under time evolution", "instanton representation of plebanski gravity"),
+    # a topic longer than a TL;DR can take names none: no phrase cut after "of"
+    ("Novel algorithm to calculate hypervolume indicator of Pareto approximation set", ""),
+    # a title that is a sentence names no topic
+    ("Complete shrinking Ricci solitons have finite fundamental group", ""),
+    # a parenthesis inside a word does not end the topic
+    ("Z(3)-symmetric lattice models", "Z(3)-symmetric lattice models"),
+    ("Sparse autoencoders (SAEs) for interpretability", "sparse autoencoders"),
+])
+def test_a_tldr_topic_is_a_whole_phrase_of_its_title(title, topic):
+    """TL;DR lines of the arXiv sample read "… of Plebanski gravity. consistency of and …",
+    "… hypervolume indicator of.", "… have finite fundamental." and "analysis of a Z and …"
+    (a probe, this stop): a topic was the title's first seven words wherever they ended."""
+    assert offline._paper_topic(Paper(id="a", title=title, abstract="")) == topic
+
+
+def test_no_arxiv_tldr_topic_ends_on_a_word_that_needs_another():
+    """64 of the arXiv sample's 2,000 titles gave a topic ending on "of", "a", "the" … or
+    holding a sentence's full stop."""
+    import csv
+
+    from .conftest import SHARED_DATA
+
+    with open(SHARED_DATA / "arxiv_metadata_sample.csv", encoding="utf-8") as rows:
+        titles = [row["title"] for row in csv.DictReader(rows)]
+    topics = [offline._paper_topic(Paper(id="a", title=" ".join(t.split()), abstract=""))
+              for t in titles]
+    dangling = [t for t in topics if t and (t.split()[-1].lower() in offline._TOPIC_END
+                                            | {"of", "a", "an", "the", "to", "is", "are"}
+                                            or ". " in t.replace("vs. ", ""))]
+    assert dangling == []
+
+
 def test_no_seed_tldr_line_is_a_list_of_names() -> None:
     from digest import Options, Store, build_issue
     from digest.render.view import issue_view
