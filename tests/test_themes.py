@@ -246,6 +246,20 @@ def test_generic_nouns_name_a_theme_only_when_nothing_else_can(keywords, title):
     assert theme_title(keywords) == title
 
 
+@pytest.mark.parametrize(("keywords", "title"), [
+    (["non-Gaussian", "compact", "dark energy"], "Dark energy"),
+    (["heavy", "region", "quark mass"], "Quark mass"),
+    (["forward", "cost function"], "Cost function"),
+    (["principle", "massless"], "Principle"),
+    (["semi-classical", "quasi-static", "lossless", "wave packets"], "Wave packets"),
+])
+def test_an_adjective_no_ending_gives_away_names_no_theme(keywords, title):
+    """The arXiv sample's weekly issues had themes named "Non-Gaussian & compact", "Heavy &
+    region" and "Forward & cost function" (a probe, this stop), and "Principle & massless" (stop
+    28): only the endings -ous, -ive, -al, -ic … marked a word as an adjective."""
+    assert theme_title(keywords) == title
+
+
 def test_no_seed_or_arxiv_theme_name_is_a_fragment():
     for source in (str(SEEDS), str(SHARED_DATA / "arxiv_metadata_sample.csv")):
         papers = deduplicate(load_sources([source]).records).papers

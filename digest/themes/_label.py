@@ -16,7 +16,7 @@ from ..normalize import singular
 from ._text import STOP_WORDS, WEAK_WORDS, TermCounts
 
 KEYWORDS_PER_THEME = 5
-ADJECTIVE_ENDINGS = ("ous", "ive", "al", "ic", "ible", "able", "ary")
+ADJECTIVE_ENDINGS = ("ous", "ive", "al", "ic", "ible", "able", "ary", "less", "ful")
 PHRASE_BONUS = 1.5  # a two-word term names a theme better than a single word
 SHARED_SHARE = 0.8  # a term names only the themes where it scores this share of its best
 # Words that may separate papers but make a poor name on their own ("Capabilities", "World").
@@ -193,6 +193,14 @@ _MODIFIERS = """
     given known mobile spoken long short
     """
 MODIFIERS = frozenset(_MODIFIERS.split())
+# Adjectives that name nothing on their own ("Heavy & region") but do in a phrase ("heavy
+# quarks", "compact groups", "forward scattering").
+_PLAIN = """
+    compact heavy forward backward dense sparse fast slow smooth rigid exact stable weak hard
+    soft simple complete
+    """
+_PLAIN_ADJECTIVES = frozenset(_PLAIN.split())
+_MODIFIER_PREFIXES = ("non-", "semi-", "quasi-")
 # "-based", "-driven": whatever comes before, the word describes ("LLM-based", "GPU-aware").
 _MODIFIER_SUFFIXES = frozenset([
     "based", "driven", "free", "aware", "guided", "augmented", "enhanced", "like", "specific",
@@ -214,7 +222,8 @@ _GENERIC_NOUNS = """
     case cases order number time type types form forms way ways feature features analysis
     study studies review problem problems performance result results model models system
     systems framework frameworks approach approaches task tasks data future methodologies
-    methodology contact sim advantage consistency requires project website page code
+    methodology contact sim advantage consistency requires project website page code region
+    regions
     """
 GENERIC_NOUNS = frozenset(_GENERIC_NOUNS.split())
 # Units written after a number ("6-DoF robot", "13 TeV"): without the number, a fragment.
@@ -244,7 +253,7 @@ def nameable(term: str) -> bool:
     first, last = words[0].lower(), words[-1]
     if first in TITLE_VERBS or first.endswith("ly") or _verb_ing(first):
         return False
-    return not (_adjective(term) or _modifier(last))
+    return not (_adjective(term) or _modifier(last) or term in _PLAIN_ADJECTIVES)
 
 
 def _verb_ing(word: str) -> bool:
@@ -256,6 +265,8 @@ def _modifier(word: str) -> bool:
     "LLM-based"."""
     if "-" in word and word.rsplit("-", 1)[-1].lower() in _MODIFIER_SUFFIXES:
         return True
+    if word.lower().startswith(_MODIFIER_PREFIXES):
+        return True  # "non-Gaussian", "quasi-static", whatever their case
     if not word.islower():
         return False  # an acronym or a name ("RLHF", "DeepSeek-R1", "Self-Play")
     if word in TITLE_VERBS or word in MODIFIERS or word.endswith("ed") or _verb_ing(word):
