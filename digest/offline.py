@@ -846,7 +846,10 @@ def _third_person_joined(match: re.Match[str]) -> str:
     it one ("a method where agents learn and identify"; a parenthesis does not count)."""
     before, joint, verb = match.groups()
     said_before = _PARENTHESIS.sub("", match.string[:match.start(2)])
-    if _A_VERB.fullmatch(before.rstrip(",")) or _CLAUSE.search(said_before):
+    if _A_VERB.fullmatch(before.rstrip(",")):
+        return match[0]
+    clauses = list(_CLAUSE.finditer(said_before))
+    if clauses and not _AGREES_WITH_A_THING.match(said_before, clauses[-1].start()):
         return match[0]
     return f"{before}{joint}{_third_person(verb)}"
 
@@ -854,6 +857,12 @@ def _third_person_joined(match: re.Match[str]) -> str:
 _PARENTHESIS = re.compile(r"\([^()]*\)")
 _CLAUSE = re.compile(r"\b(?:where|which|that|who|whom|whose|while|when|whereby|whether|if)\b",
                      re.IGNORECASE)
+# "which comprises a ...", "that is ...": the clause's verb agrees with a thing, so
+# a bare verb after it ("... and propose") is the opening "we"'s. "which users adopt" is not.
+_AGREES_WITH_A_THING = re.compile(
+    r"(?:which|that|who)\s+(?:is|was|has|\w+(?<![siu])s\s+(?:the|a|an|our|its|their|this|"
+    r"these|those|both|two|three|each|several|new|to|of|in|on|with|for|from))\b",
+    re.IGNORECASE)
 
 
 def _third_person(verb: str) -> str:

@@ -639,6 +639,17 @@ def test_no_seed_tldr_line_is_a_list_of_names() -> None:
      "One paper proposes a planner whose agents explore and identify the goals."),
     ("We propose a method and use cases for it.",
      "One paper proposes a method and use cases for it."),
+    # a relative clause whose verb agrees with a thing, not with "we": the verb after is ours
+    ("We introduce X, which comprises a planner and a critic, and propose a benchmark.",
+     "One paper introduces X, which comprises a planner and a critic, and proposes a benchmark."),
+    ("We build a tool that improves the recall and evaluate the tool.",
+     "One paper builds a tool that improves the recall and evaluates the tool."),
+    ("We study a state which is slow, and show that it is unordered.",
+     "One paper studies a state which is slow, and shows that it is unordered."),
+    ("We propose a tool which users adopt and evaluate the results.",
+     "One paper proposes a tool which users adopt and evaluate the results."),
+    ("We show that models fail and evaluate the cause.",  # the clause may own it: left
+     "One paper shows that models fail and evaluate the cause."),
 ])
 def test_a_verb_joined_to_the_opening_one_is_made_third_person_too(sentence, attributed):
     """"One paper provides optical schemes … and study the entanglement" was in the arXiv
