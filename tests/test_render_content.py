@@ -411,6 +411,20 @@ def test_an_issue_the_profile_emptied_says_so():
     assert "10" in reason and "20" in reason
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "text"])
+def test_the_footer_counts_the_papers_left_out_so_its_numbers_add_up(fmt):
+    """"105 records read · 0 duplicates merged · 102 papers": the 3 papers the profile left out,
+    and those that appeared in an earlier issue, were in the run report only, so a subscriber
+    could not see where they went (a probe, this stop)."""
+    from dataclasses import replace
+
+    issue = plain_issue()
+    counted = replace(issue, excluded=3, stats=replace(issue.stats, already_published=2))
+    footer = getattr(Renderer(), fmt)(counted).replace("\n", " ")
+    assert "2 papers published before · 3 papers left out by the profile" in footer
+    assert "published before" not in getattr(Renderer(), fmt)(issue)
+
+
 def test_a_theme_named_like_a_heading_before_it_gets_github_s_next_anchor():
     """A theme titled "Contents" was linked as #contents, which GitHub gives to the issue's own
     "## Contents" above it (a probe, stop 28)."""

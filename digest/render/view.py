@@ -103,6 +103,7 @@ class IssueView:
     cost: Trusted
     fallback_themes: tuple[str, ...]
     also: tuple[PaperView, ...] = ()  # past --max-papers: title and link only
+    excluded: int = 0  # papers the reader's profile left out
 
 
 _T = TypeVar("_T")
@@ -141,7 +142,7 @@ def _view_without_rising(issue: Issue) -> IssueView:
         rising=None, stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
         fallback_themes=issue.fallback_themes,
-        also=tuple(paper_view(paper, "") for paper in issue.also))
+        also=tuple(paper_view(paper, "") for paper in issue.also), excluded=issue.excluded)
 
 
 # The anchors GitHub gives the issue's own headings above the themes ("## TL;DR", "## Contents"):
