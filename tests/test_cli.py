@@ -298,3 +298,25 @@ def test_quiet_keeps_the_warnings_in_the_run_report(tmp_path):
     assert result.stderr == ""
     warnings = json.loads(report.read_text())["warnings"]
     assert any("kept the first" in warning for warning in warnings), warnings
+
+
+def test_an_issue_shows_authors_without_affiliations_and_in_first_last_order(tmp_path):
+    """"Finn, Chelsea and Levine, Sergey" was shown as *(Finn, Chelsea, Levine et al.)* and an
+    affiliation's comma split a name: *(Zinaida A. Lykova (Newcastle University and England))*
+    (a probe, stop 29)."""
+    abstract = ("We study how author strings are split into names when a listing gives them "
+                "as one string, with affiliations, in either name order, for a weekly issue.")
+    listing = tmp_path / "authors.json"
+    listing.write_text(json.dumps([
+        {"title": "Operator algebras on Banach spaces", "abstract": abstract,
+         "date": "2026-11-17", "authors": "Zinaida A. Lykova (Newcastle University, England)"},
+        {"title": "Meta-learning for robot manipulation", "abstract": abstract,
+         "date": "2026-11-17", "authors": "Finn, Chelsea and Levine, Sergey"},
+        {"title": "Affiliations on two authors", "abstract": abstract, "date": "2026-11-17",
+         "authors": "A. Author (MIT, USA), B. Author (ETH, Switzerland)"}]))
+    result = newsletter(tmp_path, str(listing), "--week", "2026-W47", "--backend", "offline")
+    assert result.exit_code == 0, result.output
+    issue = (tmp_path / "out" / "2026-W47.md").read_text(encoding="utf-8")
+    assert "*(Zinaida A. Lykova)*" in issue
+    assert "*(Chelsea Finn and Sergey Levine)*" in issue
+    assert "*(A. Author and B. Author)*" in issue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import csv
 import datetime as dt
+import io
 import json
 import re
 from pathlib import Path
@@ -273,3 +274,60 @@ def test_dates_in_common_spellings_are_read_and_an_unreadable_one_is_warned(tmp_
         dt.date(2026, 11, 17)] * 3 + [None, dt.date(2026, 11, 17)]
     assert any("date" in w and "record 4" in w and "11/17/2026" in w for w in result.warnings), (
         result.warnings)
+
+
+# --- author strings (a probe, stop 29) -------------------------------------------------------
+
+AN_ABSTRACT = ("We study how author strings are split into names when a listing gives them as "
+               "one string, with affiliations, in either name order, for a weekly issue.")
+
+
+def _authors_read(value, fmt: str = "json") -> tuple[str, ...]:
+    """The authors one record with ``value`` as its authors is read with, in ``fmt``."""
+    title = "Splitting author strings into names"
+    if fmt == "csv":
+        out = io.StringIO()
+        csv.writer(out).writerows([["title", "abstract", "authors"], [title, AN_ABSTRACT, value]])
+        text = out.getvalue()
+    else:
+        text = json.dumps({"title": title, "abstract": AN_ABSTRACT, "authors": value})
+        text = text if fmt == "jsonl" else f"[{text}]"
+    (record,) = parse_text(text, f"authors.{fmt}", fmt=fmt)
+    return record.authors
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("value, names", [
+    ("Zinaida A. Lykova (Newcastle University, England)", ("Zinaida A. Lykova",)),
+    ("A. Author (MIT, USA), B. Author (ETH, Switzerland)", ("A. Author", "B. Author")),
+    ("A. One (MIT (CSAIL), USA) and B. Two [ETH, Zurich]", ("A. One", "B. Two")),
+    ("Finn, Chelsea and Levine, Sergey", ("Chelsea Finn", "Sergey Levine")),
+    ("Finn, Chelsea and Levine, Sergey and others", ("Chelsea Finn", "Sergey Levine")),
+    ("van der Berg, Jan; Finn, Chelsea", ("Jan van der Berg", "Chelsea Finn")),
+    ("Finn, Chelsea", ("Chelsea Finn",)),
+    ("Chelsea Finn, Sergey Levine", ("Chelsea Finn", "Sergey Levine")),
+    ("A. One, B. Two and C. Three", ("A. One", "B. Two", "C. Three")),
+    ("A. One, B. Two, and C. Three", ("A. One", "B. Two", "C. Three")),
+    ("Nadia Rahman and Piet de Vries", ("Nadia Rahman", "Piet de Vries")),
+    ("A.B.Kaidalov, M.I.Vysotsky", ("A.B.Kaidalov", "M.I.Vysotsky")),
+    ("The BABAR Collaboration, B. Aubert, et al", ("The BABAR Collaboration", "B. Aubert")),
+])
+def test_an_author_string_is_split_into_names_without_affiliations(value, names, fmt):
+    """Commas inside an affiliation split it ("(Newcastle University and England)"), and
+    BibTeX's "Last, First and Last, First" became four names (a probe, stop 29)."""
+    assert _authors_read(value, fmt) == names
+
+
+def test_an_author_list_reads_last_first_and_affiliations_like_a_string():
+    """``["Finn, Chelsea"]`` was shown as "Finn, Chelsea" and its string form as two names."""
+    listed = ["Finn, Chelsea", "Levine, Sergey (UC Berkeley, USA)", "Pieter Abbeel"]
+    assert _authors_read(listed) == ("Chelsea Finn", "Sergey Levine", "Pieter Abbeel")
+    assert _authors_read("Finn, Chelsea and Levine, Sergey") == _authors_read(listed)[:2]
+
+
+def test_the_arxiv_listing_and_the_fields_drop_affiliations_with_one_function():
+    from digest.ingest import arxiv_listing, fields
+
+    assert fields.without_affiliations is arxiv_listing.without_affiliations
+    assert arxiv_listing.without_affiliations("A. One (MIT (CSAIL)), B. Two [1]") == (
+        "A. One , B. Two ")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from digest.dedup import deduplicate
 from digest.errors import ConfigError
-from digest.ingest import load_sources
+from digest.ingest import load_sources, parse_text
 from digest.models import Paper, Sighting
 from digest.relevance import Profile, Ranked, rank, ranking_report, select
 
@@ -80,6 +80,21 @@ def test_follows_match_names_by_family_name_and_first_initial(author: str, follo
         assert top.paper.id == "p1" and top.reasons == ("follows: Chelsea Finn",)
     else:
         assert top.paper.id == "p0" and top.reasons == ranking.ranked[1].reasons == ()
+
+
+@pytest.mark.parametrize("authors", ['"Finn, Chelsea and Levine, Sergey"',
+                                     '["Finn, Chelsea", "Levine, Sergey"]'])
+def test_a_followed_author_matches_a_bibtex_style_author_string(authors: str) -> None:
+    """"Finn, Chelsea and Levine, Sergey" in a JSON listing was read as "Finn", "Chelsea",
+    "Levine", "Sergey", which no profile's "Chelsea Finn" matched (a probe, stop 29)."""
+    abstract = "A study of how robots learn to manipulate objects from a few demonstrations."
+    listing = (f'[{{"title": "Meta-learning for manipulation", "abstract": "{abstract}", '
+               f'"authors": {authors}}}, {{"title": "Someone else\'s paper", '
+               f'"abstract": "{abstract} Another one.", "authors": "Pieter Abbeel"}}]')
+    week = deduplicate(parse_text(listing, "week.json")).papers
+    top = rank(week, Profile(authors=("Chelsea Finn",))).ranked[0]
+    assert top.paper.authors == ("Chelsea Finn", "Sergey Levine")
+    assert top.reasons == ("follows: Chelsea Finn",)
 
 
 def test_listings_and_upvotes_order_papers_the_profile_says_nothing_about() -> None:

@@ -389,3 +389,174 @@ def test_an_address_in_angle_brackets_makes_no_mailto_link(text):
     tokens = md_tokens(Renderer().markdown(one_of_each(text)))
     links = [str(t.attrs["href"]) for t in tokens if t.type == "link_open"]
     assert not [link for link in links if link.startswith("mailto:")], links
+
+
+# --- what a template of yours can do with a value (a probe, stop 29) -------------------------
+
+CONSTRUCT_VALUE = ("www.evil.example/x </h2><script>alert(document.domain)</script> of titles, "
+                   "see https://evil.example/y")
+SHOWN = "<script>alert(document.domain)</script>"
+# Tags the constructs below write themselves; anything else came from the value.
+TEMPLATE_TAGS = {"html", "body", "h2", "p", "i", "b", "wbr"}
+CONSTRUCTS = [
+    "{{ v | safe }}",
+    "{{ v | urlize }}",
+    "{{ v | urlize | safe }}",
+    "{{ v | replace('titles', '<b>' | safe) }}",
+    "{{ v | replace('titles', '<b>') }}",
+    "{{ ('<i>%s</i>' | safe) | format(v) }}",
+    "{% set f %}<i>%s</i>{% endset %}{{ f | format(v) }}",
+    "{{ (v | safe) | format() }}",
+    "{{ v | safe | indent(2, true) }}",
+    "{{ v | indent('<b>' | safe, true) }}",
+    "{{ v | safe | wordwrap(60) }}",
+    "{{ v | wordwrap(60, wrapstring='<br>' | safe) }}",
+    "<p{{ {'title': v} | xmlattr }}>x</p>",
+    "<p{{ {'title': v | safe} | xmlattr }}>x</p>",
+    "{{ v | tojson }}",
+    "<p title=\"{{ v | tojson }}\">x</p>",
+    "{{ v | striptags }}",
+    "{{ v | e }}",
+    "{{ v | safe | e }}",
+    "{{ v | forceescape }}",
+    "{{ v | safe | title }}",
+    "{{ v | safe | trim }}",
+    "{{ v | safe | center(200) }}",
+    "{{ v | string | safe }}",
+    "{{ missing | default(v | safe) }}",
+    "{{ [v] | map('safe') | join(', ') }}",
+    "{{ [v | safe] | join(', ' | safe) }}",
+    "{{ [v | safe] | first }}",
+    "{{ (v | safe) ~ '' }}",
+    "{{ v | truncate(500) | safe }}",
+    "{% macro m(x) %}<b>{{ x | safe }}</b>{% endmacro %}{{ m(v) }}",
+    "{% macro m() %}<b>{{ caller() }}</b>{% endmacro %}{% call m() %}{{ v | safe }}{% endcall %}",
+    "{% filter safe %}{{ v }}{% endfilter %}",
+    "{% filter urlize %}{{ v }}{% endfilter %}",
+    "{% filter striptags %}{{ v }}{% endfilter %}",
+    "{% filter striptags %}<i>{{ v }}</i>{% endfilter %}",
+    "{% filter truncate(500, true) %}{{ v }}{% endfilter %}",
+    "{% filter wordwrap(7) %}{{ v }}{% endfilter %}",
+    "{% set t %}{{ v }}{% endset %}{{ t[:7] }} {{ t | truncate(7, true, '') }} {{ v }}",
+    "{% set t %}{{ v }}{% endset %}{{ t | wordwrap(3) }} {{ v }}",
+    "{% set t %}<i>{{ v }}</i>{% endset %}{{ t | reverse }} {{ v }}",
+    "{% filter reverse %}<i>{{ v }}</i>{% endfilter %} {{ v }}",
+]
+# Constructs a template may not use in HTML or XML: each is a TemplateError naming it.
+REFUSED = [
+    "{% autoescape false %}{{ v }}{% endautoescape %}",
+    "{% autoescape false %}{{ v | safe }}{% endautoescape %}",
+    "{% autoescape 1 == 2 %}{{ v }}{% endautoescape %}",
+    "{% set t %}{{ v }}{% endset %}{{ t.split('b')[0] }}",
+    "{{ (v | e).__class__(v) }}",
+    "{{ cycler.__init__.__globals__.markupsafe.Markup(v) }}",
+]
+
+
+def _construct_html(construct: str, tmp_path) -> str:
+    (tmp_path / "issue.html.j2").write_text(
+        "<html><body>{% set v = issue.sections[0].papers[0].title %}"
+        f"<h2>{construct}</h2></body></html>\n")
+    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, CONSTRUCT_VALUE)])])
+    return Renderer(tmp_path).html(issue)
+
+
+def _construct_feed(construct: str, tmp_path) -> tuple[ET.Element, str]:
+    """The feed (parsed) with ``construct`` in its title and in its HTML content, and the
+    content's HTML."""
+    (tmp_path / "feed.xml.j2").write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+        "{% set v = entries[0].intro %}"
+        f"<title>{construct}</title>"
+        f"{{% set content %}}<p>{construct}</p>{{% endset %}}"
+        "<entry><content type=\"html\">{{ content | forceescape }}</content></entry></feed>\n")
+    out = tmp_path / "out"
+    publish(make_issue([SectionSpec("Theme", "A summary.", [paper(1, "A title")])],
+                       intro=CONSTRUCT_VALUE), out, renderer=Renderer(tmp_path))
+    root = ET.fromstring((out / "feed.xml").read_bytes())
+    return root, root.findtext(f"{ATOM}entry/{ATOM}content") or ""
+
+
+def _assert_only_text_from_the_value(html: str, shown: str | None) -> None:
+    page = read_html(html)
+    assert {e.tag for e in page.elements} <= TEMPLATE_TAGS, html
+    assert not [name for e in page.elements for name in e.attrs if name.startswith("on")], html
+    assert not [e for e in page.elements if "evil" in str(e.attrs.get("href"))], html
+    if shown is not None:
+        assert shown in "".join(page.text) + "".join(
+            str(v) for e in page.elements for v in e.attrs.values()), html
+
+
+def _shown(construct: str) -> str | None:
+    """What of the value a reader sees: the tag as typed, unless the construct changes it."""
+    if "wordwrap(" in construct and "60" not in construct:
+        return None  # a long word is broken across lines
+    if "reverse" in construct:
+        return SHOWN[::-1]
+    if "| title" in construct:
+        return "<Script>alert(Document.domain)</script>"
+    if "tojson" in construct:
+        return "\\u003cscript\\u003ealert(document.domain)"
+    if "striptags" in construct:
+        return "alert(document.domain)"
+    return SHOWN
+
+
+@pytest.mark.parametrize("construct", CONSTRUCTS)
+def test_no_construct_of_a_template_makes_a_value_markup_in_html(construct, tmp_path):
+    """``|safe``, ``|urlize`` and the like passed a title through unescaped, and a filter block
+    or a slice could undo digest's escaping (a probe, stop 29)."""
+    html = _construct_html(construct, tmp_path)
+    assert "<script" not in html.lower()
+    _assert_only_text_from_the_value(html, _shown(construct))
+
+
+@pytest.mark.parametrize("construct", CONSTRUCTS)
+def test_no_construct_of_a_template_makes_a_value_markup_in_the_feed(construct, tmp_path):
+    """The same for the Atom feed: nothing from an intro becomes an element of the XML, nor
+    of the HTML a feed reader makes of the entry's content (a probe, stop 29)."""
+    root, content = _construct_feed(construct, tmp_path)
+    names = {element.tag.rpartition("}")[2] for element in root.iter()}
+    assert names <= {"feed", "title", "entry", "content"} | TEMPLATE_TAGS, names
+    title = root.find(f"{ATOM}title")
+    assert title is not None
+    shown, seen = _shown(construct), "".join(title.itertext()) + "".join(
+        value for element in title.iter() for value in element.attrib.values())
+    assert shown is None or shown in seen, seen
+    assert "<script" not in content.lower()
+    _assert_only_text_from_the_value(content, _shown(construct))
+
+
+# jinja2's filters, each reviewed for what it makes of a value in HTML and XML (its tests all
+# return booleans): replaced there (safe, urlize, tojson, striptags, truncate, wordwrap, reverse,
+# e, escape, forceescape), Markup only of Markup or of escaped text (format, indent, join,
+# replace, xmlattr, center, trim, capitalize, lower, upper, title...), or never Markup.
+REVIEWED_FILTERS = {
+    "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
+    "escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
+    "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
+    "random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
+    "selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
+    "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"}
+
+
+def test_every_filter_of_jinja2_was_reviewed_for_what_it_makes_of_a_value():
+    """A jinja2 that brings a new filter must have it reviewed (and added to CONSTRUCTS if it
+    can make markup) before digest trusts it (a probe, stop 29)."""
+    from jinja2.filters import FILTERS
+    assert set(FILTERS) == REVIEWED_FILTERS
+
+
+@pytest.mark.parametrize("construct", REFUSED)
+@pytest.mark.parametrize("kind", ["html", "feed"])
+def test_turning_autoescape_off_or_reaching_past_the_filters_is_a_template_error(
+        construct, kind, tmp_path):
+    """``{% autoescape false %}`` made ``|replace`` and filter blocks undo the escaping, and
+    methods of markup or Python's internals made markup of any text (a probe, stop 29)."""
+    with pytest.raises(TemplateError) as caught:
+        if kind == "html":
+            _construct_html(construct, tmp_path)
+        else:
+            _construct_feed(construct, tmp_path)
+    assert "\n" not in str(caught.value)
+

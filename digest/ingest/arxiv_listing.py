@@ -40,6 +40,7 @@ _ID_LINE = re.compile(r"^arXiv:(?P<id>\S+)(?P<rest>.*)$", re.IGNORECASE)
 _FIELD = re.compile(r"^(?P<name>[A-Za-z][A-Za-z-]{0,30}):\s?(?P<value>.*)$")
 _SEPARATOR = re.compile(r"^(?:-{10,}|%%--%%.*|={10,})\s*$")
 _PAREN = re.compile(r"\([^()]*\)")
+_AFFILIATION = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _AND = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+")
 
 
@@ -161,11 +162,17 @@ def _record(entry: _Entry, source: str, position: int, warnings: list[str]) -> R
 
 def _authors(value: str) -> tuple[str, ...]:
     """"A. One (MIT), B. Two and C. Three" → ("A. One", "B. Two", "C. Three")."""
-    previous = None
-    while previous != value:  # nested parentheses, innermost first
-        previous, value = value, _PAREN.sub("", value)
-    names = (clean_text(name) for name in _AND.split(value))
+    names = (clean_text(name) for name in _AND.split(without_affiliations(value)))
     return tuple(name for name in names if name)
+
+
+def without_affiliations(value: str) -> str:
+    """"A. One (MIT, USA), B. Two [1]" → "A. One , B. Two ": what is in parentheses or
+    brackets (affiliations, footnote marks) dropped, nested ones innermost first."""
+    previous = None
+    while previous != value:
+        previous, value = value, _AFFILIATION.sub("", value)
+    return value
 
 
 def _date(value: str) -> dt.date | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..models import Record, Sighting
 from ..normalize import arxiv_abs_url, clean_text, find_arxiv_id
+from .arxiv_listing import without_affiliations
 
 # Accepted field names, first match wins (documented in the README's "Input formats").
 TITLE_FIELDS = ("title", "paper_title", "name")
@@ -32,6 +33,7 @@ DATE_FIELDS = ("date", "published", "published_at", "publishedat", "publication_
 _KEY = re.compile(r"[\s_\-]+")
 _MAX_LITERAL = 100_000
 _OLD_SNAPSHOT_ID = re.compile(r"^(\d{3,4})\.(\d{1,5})$")
+_NAME_GROUP = re.compile(r";|\band\b")  # between names; a comma may be inside "Last, First"
 
 
 def record_from_mapping(item: Mapping[str, Any], source: str, position: int,
@@ -139,11 +141,47 @@ def _versions(fields: Mapping[str, Any]) -> list[Any]:
 
 def _authors(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = _python_list(value) or re.split(r",|;|\band\b", value)
+        value = _python_list(value) or _split_authors(value)
     if not isinstance(value, list):
         return ()
     names = [_author_name(a) for a in value]
     return tuple(name for name in (clean_text(n) for n in names) if name)
+
+
+def _split_authors(value: str) -> list[str]:
+    """One string of names, affiliations dropped: "A. One (MIT, USA), B. Two and C. Three",
+    or "Last, First" names as BibTeX ("Finn, Chelsea and Levine, Sergey") and reference
+    managers ("Finn, Chelsea; Levine, Sergey") write them, which come back "First Last"."""
+    groups = [group for group in (clean_text(g) for g in _NAME_GROUP.split(
+        without_affiliations(value))) if _a_name(group)]
+    if _last_first(groups):
+        return [_first_last(group) for group in groups]
+    return [name for group in groups for name in group.split(",") if _a_name(name)]
+
+
+def _a_name(text: str) -> bool:
+    """Not empty, nor BibTeX's "and others" or an "et al." that stands for more names."""
+    return clean_text(text).casefold().rstrip(".") not in ("", "others", "et al")
+
+
+def _last_first(groups: list[str]) -> bool:
+    """Whether the names are "Last, First": each of several holds exactly one comma (a list
+    "A, B and C" has none in its last part), or the only one does after a single word, as in
+    "Finn, Chelsea" (read as one person, not as two one-word names); and no family name has an
+    initial, as "A.B.Kaidalov, M.I.Vysotsky" would."""
+    lasts = [group.partition(",")[0] for group in groups]
+    if not groups or any(group.count(",") != 1 for group in groups) or any(
+            "." in last for last in lasts):
+        return False
+    return len(groups) > 1 or len(lasts[0].split()) == 1
+
+
+def _first_last(name: str) -> str:
+    """"Finn, Chelsea" → "Chelsea Finn"; a name with no comma or several stays as it is."""
+    if name.count(",") != 1:
+        return name
+    last, _, first = name.partition(",")
+    return f"{first.strip()} {last.strip()}".strip()
 
 
 def _author_name(author: Any) -> str:
@@ -152,6 +190,8 @@ def _author_name(author: Any) -> str:
     if isinstance(author, list):  # authors_parsed: [last, first, suffix]
         last, first = (author + ["", ""])[:2]
         return f"{first} {last}".strip()
+    if isinstance(author, str):  # one name of a list: "Finn, Chelsea (Stanford)"
+        return _first_last(clean_text(without_affiliations(author)))
     return _text(author)
 
 

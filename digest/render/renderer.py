@@ -7,7 +7,9 @@ folder of the user's (``--templates DIR``). Undefined variables are errors
 ``{{ value }}`` is escaped for its format on the way out (jinja2's
 ``finalize``), unless digest marked it ``Trusted``; HTML and XML templates
 also have autoescape on. A template that forgets a filter still cannot turn a
-title into markup or a link.
+title into markup or a link, nor can one that uses a filter meant to: in HTML
+and XML, the only ``Markup`` a template can hold is escaped text or its own
+markup around escaped text (see ``_MarkupTextOnly``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from jinja2 import filters, nodes
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from markupsafe import Markup, escape
 
 from ..errors import ConfigError, TemplateError
 from ..files import utf8_text
@@ -55,6 +60,101 @@ def _finalize_xml(value: object) -> object:
 
 _FINALIZE: dict[str, Callable[[object], object]] = {
     "md": _finalize_md, "txt": _finalize_txt, "html": _finalize_html, "xml": _finalize_xml}
+
+
+def _text_of(value: Any) -> Any:
+    """Markup as the text a reader sees (tags dropped, entities read); anything else as is."""
+    return value.striptags() if isinstance(value, Markup) else value
+
+
+def _as_is(value: Any, *_args: Any, **_kwargs: Any) -> Any:
+    return value
+
+
+def _escaping_filters(kind: str) -> dict[str, Callable[..., Any]]:
+    """The filters of HTML and XML templates that would mark text as markup (``safe``,
+    ``urlize``, ``tojson``, which is unsafe in a double-quoted attribute) or undo escaping
+    (``striptags`` reads entities back; ``truncate``, ``wordwrap`` and ``reverse`` could cut or
+    turn a tag, which the value's text then fills), in versions that give escaped text. The
+    escaping ones escape as digest does (no bidi overrides, no linkable URLs)."""
+    finalize = _FINALIZE[kind]
+
+    def as_text(value: Any) -> Markup:
+        return escape(finalize(value))
+
+    @jinja2.pass_eval_context
+    def tojson(eval_ctx: jinja2.nodes.EvalContext, value: Any, indent: int | None = None
+               ) -> Markup:
+        return escape(str(filters.do_tojson(eval_ctx, value, indent)))
+
+    @jinja2.pass_environment
+    def truncate(env: jinja2.Environment, value: Any, *args: Any, **kwargs: Any) -> Markup:
+        return as_text(filters.do_truncate(env, _text_of(value), *args, **kwargs))
+
+    @jinja2.pass_environment
+    def wordwrap(env: jinja2.Environment, value: Any, *args: Any, **kwargs: Any) -> Markup:
+        return as_text(filters.do_wordwrap(env, _text_of(value), *args, **kwargs))
+
+    def reverse(value: Any) -> Any:
+        return as_text(_text_of(value)[::-1]) if isinstance(value, str) else filters.do_reverse(
+            value)
+
+    def escape_text(value: Any) -> Markup:
+        return value if isinstance(value, Markup) else as_text(value)
+
+    def forceescape(value: Any) -> Markup:
+        return escape(str(value)) if isinstance(value, Markup) else as_text(value)
+
+    return {"safe": _as_is, "urlize": _as_is, "tojson": tojson,
+            "striptags": lambda value: as_text(filters.do_striptags(value)),
+            "truncate": truncate, "wordwrap": wordwrap, "reverse": reverse,
+            "e": escape_text, "escape": escape_text, "forceescape": forceescape}
+
+
+class _MarkupCode(CodeGenerator):
+    """HTML and XML templates compiled so that ``{% autoescape false %}`` is a template error
+    (without autoescape, ``|replace`` and filter blocks work on escaped text as plain text)
+    and a slice goes through ``environment.getitem`` like an index (jinja2 compiles it to a
+    plain ``[a:b]``)."""
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.getitem(")
+        self.visit(node.node, frame)
+        self.write(", slice(")
+        for n, part in enumerate((node.arg.start, node.arg.stop, node.arg.step)):
+            self.write(", " if n else "")
+            if part is None:
+                self.write("None")
+            else:
+                self.visit(part, frame)
+        self.write("))")
+
+    def visit_EvalContextModifier(self, node: nodes.EvalContextModifier, frame: Frame) -> None:
+        for option in node.options:
+            if option.key == "autoescape" and not (
+                    isinstance(option.value, nodes.Const) and option.value.value is True):
+                self.fail("autoescape cannot be turned off in an HTML or XML template (digest "
+                          "escapes every value); remove the {% autoescape %} tag", node.lineno)
+        super().visit_EvalContextModifier(node, frame)
+
+
+class _MarkupTextOnly(SandboxedEnvironment):
+    """HTML and XML: ``Markup`` a template makes itself (a ``{% set %}`` block, a macro's
+    output, escaped text) has no methods, and a slice or an item of it is its text: splitting
+    or cutting it could open a tag that a value's text then fills."""
+
+    code_generator_class = _MarkupCode
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        return not isinstance(obj, Markup) and super().is_safe_attribute(obj, attr, value)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if isinstance(obj, Markup) and isinstance(argument, int | slice):
+            return _text_of(obj)[argument]
+        return super().getitem(obj, argument)
 
 
 def wrap(text: object, indent: int = 0, first: str | None = None,
@@ -149,8 +249,15 @@ class Renderer:
         except jinja2.TemplateError as exc:
             where = f"{exc.filename}:{exc.lineno}" if isinstance(
                 exc, jinja2.TemplateSyntaxError) else name
-            raise TemplateError(f"{where}: {exc}") from None
+            raise TemplateError(f"{where}: {exc}{_fix(exc)}") from None
         return _tidy(text)
+
+
+def _fix(exc: jinja2.TemplateError) -> str:
+    if not isinstance(exc, SecurityError):
+        return ""
+    return (" Use a filter instead (|upper, |truncate, |replace...): a template gets no "
+            "Python internals, and markup it makes has no methods")
 
 
 def _kind(name: str) -> str:
@@ -162,11 +269,16 @@ def _kind(name: str) -> str:
 
 
 def _environment(loader: jinja2.BaseLoader, kind: str) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=loader, undefined=jinja2.StrictUndefined, autoescape=kind in ("html", "xml"),
+    markup = kind in ("html", "xml")
+    # The sandbox: no template reaches Python's internals (``__class__``, ``__globals__``) to
+    # make ``Trusted`` text or ``Markup`` of a value by hand.
+    env = (_MarkupTextOnly if markup else SandboxedEnvironment)(
+        loader=loader, undefined=jinja2.StrictUndefined, autoescape=markup,
         finalize=_FINALIZE[kind], trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
     env.filters["md"] = lambda value: Trusted(escape_markdown(value))
+    if markup:
+        env.filters.update(_escaping_filters(kind))
     if kind == "txt":  # its output is printed as is: plain text only, never Markdown or HTML
         env.filters["wrap"] = wrap
     env.globals["plural"] = plural
