@@ -560,3 +560,14 @@ def test_turning_autoescape_off_or_reaching_past_the_filters_is_a_template_error
             _construct_feed(construct, tmp_path)
     assert "\n" not in str(caught.value)
 
+
+
+def test_a_markdown_template_of_yours_gets_no_python_internals(tmp_path):
+    """The sandbox holds for every template of the user's, not only HTML and the feed: Python's
+    internals would let one build ``Trusted`` text of a title by hand."""
+    from digest.render.renderer import Renderer
+    from tests.render_samples import plain_issue
+
+    (tmp_path / "issue.md.j2").write_text("{{ issue.title.__class__.__mro__ }}\n")
+    with pytest.raises(TemplateError, match="Use a filter instead"):
+        Renderer(tmp_path).markdown(plain_issue())
