@@ -71,6 +71,20 @@ def _as_is(value: Any, *_args: Any, **_kwargs: Any) -> Any:
     return value
 
 
+# jinja2's filters read for what each makes of a value: replaced in HTML and XML by
+# ``_escaping_filters``, or giving Markup only of Markup or of escaped text, or never Markup. A
+# user's template gets only these (and digest's own): a filter a later jinja2 brings is missing
+# until it is read, rather than trusted unread.
+_REVIEWED = """
+    abs attr batch capitalize center count d default dictsort e escape filesizeformat first
+    float forceescape format groupby indent int items join last length list lower map max min
+    pprint random reject rejectattr replace reverse round safe select selectattr slice sort
+    string striptags sum title tojson trim truncate unique upper urlencode urlize wordcount
+    wordwrap xmlattr
+    """
+REVIEWED_FILTERS = frozenset(_REVIEWED.split())
+
+
 def _escaping_filters(kind: str) -> dict[str, Callable[..., Any]]:
     """The filters of HTML and XML templates that would mark text as markup (``safe``,
     ``urlize``, ``tojson``, which is unsafe in a double-quoted attribute) or undo escaping
@@ -286,6 +300,9 @@ def _environment(loader: jinja2.BaseLoader, kind: str, *, sandboxed: bool) -> ji
     if kind == "txt":  # its output is printed as is: plain text only, never Markdown or HTML
         env.filters["wrap"] = wrap
     env.globals["plural"] = plural
+    if sandboxed:
+        env.filters = {name: function for name, function in env.filters.items()
+                       if name in REVIEWED_FILTERS or name in ("md", "wrap")}
     return env
 
 
