@@ -322,6 +322,8 @@ def test_an_author_list_reads_last_first_and_affiliations_like_a_string():
     """``["Finn, Chelsea"]`` was shown as "Finn, Chelsea" and its string form as two names."""
     listed = ["Finn, Chelsea", "Levine, Sergey (UC Berkeley, USA)", "Pieter Abbeel"]
     assert _authors_read(listed) == ("Chelsea Finn", "Sergey Levine", "Pieter Abbeel")
+    # a name and what follows it is not flipped: "Stanford Chelsea Finn" would be wrong
+    assert _authors_read(["Chelsea Finn, Stanford"]) == ("Chelsea Finn, Stanford",)
     assert _authors_read("Finn, Chelsea and Levine, Sergey") == _authors_read(listed)[:2]
 
 

@@ -191,7 +191,8 @@ def _author_name(author: Any) -> str:
         last, first = (author + ["", ""])[:2]
         return f"{first} {last}".strip()
     if isinstance(author, str):  # one name of a list: "Finn, Chelsea (Stanford)"
-        return _first_last(clean_text(without_affiliations(author)))
+        name = clean_text(without_affiliations(author))
+        return _first_last(name) if _last_first([name]) else name
     return _text(author)
 
 
