@@ -92,18 +92,30 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
         return _collect(digest, sources, options, store, report, out, pending[-1])
     if choice.resume or choice.mode is False:
         return None
-    planned = plan_calls(digest, sources, options, store, out)
+    planning = RunReport()
+    planned = plan_calls(digest, sources, options, store, out, planning)
     if not planned or (choice.mode == "auto" and len(planned) < AUTO_MIN_CALLS):
-        return None
-    return _submit(digest, store, options.week, planned)
+        return None  # the issue is built now, and reports what it read
+    _report_reading(report, planning)
+    return _submit(digest, store, options.week, planned, report)
 
 
-def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall]) -> str:
+def _report_reading(report: RunReport, planning: RunReport) -> None:
+    """What the plan read goes in the report of a run that stops after it (submit): the
+    counts, the records of other weeks, the profile's choice, the sources' errors."""
+    report.counts, report.records_other_weeks = planning.counts, planning.records_other_weeks
+    report.relevance = planning.relevance
+    report.errors += planning.errors
+
+
+def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
+            report: RunReport) -> str:
     client, signed = batch_client(digest), {"digest_week": week, "digest_plan": plan_hash(planned)}
     adopted = client.find(signed)  # a run killed before it recorded its job
     job_id, input_file = adopted or client.submit(requests_jsonl(planned), signed)
     pause_at("batch-submitted")
     store.add_batch_job(job_id, week, input_file, len(planned), signed["digest_plan"])
+    report.batch = {"job": job_id, "status": "submitted", "requests": len(planned)}
     done = "found unrecorded, now recorded" if adopted else "submitted"
     return f"{week}: {done}, {len(planned)} requests, job {job_id} (the next run collects it)"
 
@@ -112,7 +124,9 @@ def _collect(digest: Digest, sources: Sequence[str], options: Options, store: St
              report: RunReport, out: Path, job: Mapping[str, Any]) -> str | None:
     client = batch_client(digest)
     status = client.status(job["id"])
-    if status.status not in FINISHED:
+    if status.status not in FINISHED:  # a poll: it reads no listing, the job is what it has
+        report.batch = {"job": job["id"], "status": status.status, "requests": job["requests"],
+                        "completed": status.completed}
         return (f"{options.week}: Batch API job {job['id']} still running ({status.status}), "
                 f"{status.completed} of {status.total or job['requests']} done; nothing published")
     planned = plan_calls(digest, sources, options, store, out)
@@ -173,11 +187,12 @@ def _remember(store: Store, call: PlannedCall, answer: Answer, config: Mapping[s
 
 
 def plan_calls(digest: Digest, sources: Sequence[str], options: Options, store: Store,
-               out: Path) -> list[PlannedCall]:
+               out: Path, report: RunReport | None = None) -> list[PlannedCall]:
     """The first-wave calls a run of this week would make now (cache hits left out): the
-    pipeline in the runner's planning mode, which asks nothing and makes no offline answers."""
+    pipeline in the runner's planning mode, which asks nothing and makes no offline answers.
+    ``report``: where the plan's run report goes (what it read)."""
     planner = Planner()
-    digest.build(sources, options, store, RunReport(), out=out, planner=planner)
+    digest.build(sources, options, store, report or RunReport(), out=out, planner=planner)
     return sorted(planner.calls, key=lambda call: call.key)
 
 

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import logging
 import time
+from array import array
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunk import Budget, plan_batches
-from .dating import first_open_week, late_records, record_weeks
+from .dating import (
+    Considered,
+    first_open_week,
+    late_records,
+    record_weeks,
+    taken_later,
+)
 from .dedup import DedupResult, deduplicate, known_names
 from .errors import SourceError
 from .ingest import IngestLimits, load_sources
@@ -32,7 +39,7 @@ from .relevance import Profile, choose
 from .render import PastIssue, Renderer
 from .report import RunReport
 from .resolve import resolve_ids
-from .state import Store
+from .state import Store, content_key
 from .summarize import RunLimits, Summarizer
 from .themes import Section, ThemeBackend, group_papers
 from .tokens import TokenCounter
@@ -74,6 +81,7 @@ class Built:
     issue: Issue
     markdown: str
     inbox: tuple[Record, ...] = ()  # the inbox records this issue took
+    considered: Considered | None = None  # what its run read, for late records (by_date runs)
 
 
 def build_issue(sources: Sequence[str], options: Options, *,
@@ -96,8 +104,9 @@ def build_issue(sources: Sequence[str], options: Options, *,
         records = ingested.records + inbox
         if options.require_records and not records:
             raise nothing_read(sources, report.errors)
+        considered = None
         if options.by_date:
-            records, inbox = _in_week(records, inbox, store, options.week, report)
+            records, inbox, considered = _in_week(records, inbox, store, options.week, report)
         report.counts = Stats(records_read=len(records))  # a run that fails later says so
     with report.stage("dedup"):
         deduped = deduplicate(records)
@@ -151,7 +160,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
     with report.stage("render"):
         markdown = Renderer(options.templates_dir).markdown(issue, history=options.history)
     report.duration_s = time.monotonic() - started
-    return Built(issue, markdown, tuple(inbox))
+    return Built(issue, markdown, tuple(inbox), considered)
 
 
 def _count(value: object) -> int:
@@ -189,6 +198,9 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     ``feed.xml`` as a recorded transaction (``digest.publishing``); return the Markdown's
     path."""
     with report.stage("publish"):
+        if built.considered is not None:  # before it is out: an issue recovered has it too
+            store.record_considered(built.issue.week, built.considered.keys,
+                                    built.considered.late)
         paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
                               templates_dir=templates_dir, site_url=site_url)
     report.outputs.update({key: str(path) for key, path in paths.items()})
@@ -214,22 +226,33 @@ def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *
 
 
 def _in_week(records: list[Record], inbox: list[Record], store: Store, week: str,
-             report: RunReport) -> tuple[list[Record], list[Record]]:
-    """Only ``week``'s records (by listing date), and the inbox's late ones of earlier weeks
-    (``dating.late_records``); the others are counted in the report."""
+             report: RunReport) -> tuple[list[Record], list[Record], Considered]:
+    """Only ``week``'s records (by listing date), and the late ones of earlier weeks
+    (``dating.late_records``); the others are counted in the report. A re-run of a published
+    week leaves its records that a later issue took as late there (``dating.taken_later``)."""
     added = store.inbox_weeks(week) if inbox else None
     weeks = record_weeks(records, store, default=week, added=added)
     late = {key: late_week for key, late_week in late_records(
         records, weeks, inbox, store, into=week).items() if late_week < week}
-    if late:
-        logger.warning("%d record%s of the inbox %s dated in weeks whose issue is out (%s): "
-                       "this issue takes them", len(late), "s" if len(late) != 1 else "",
-                       "are" if len(late) != 1 else "is", ", ".join(sorted(set(late.values()))))
+    gone = taken_later(records, weeks, inbox, store, week)
+    in_inbox = {id(record) for record in inbox}
+    _warn_late([late_week for key, late_week in late.items() if key in in_inbox], "the inbox")
+    _warn_late([late_week for key, late_week in late.items() if key not in in_inbox],
+               "the listings")
     kept = [record for record, record_week in zip(records, weeks, strict=True)
-            if record_week == week or id(record) in late]
+            if (record_week == week and id(record) not in gone) or id(record) in late]
     report.records_other_weeks = len(records) - len(kept)
     kept_ids = {id(record) for record in kept}
-    return kept, [record for record in inbox if id(record) in kept_ids]
+    considered = Considered(array("q", (content_key(record) for record in kept)),
+                            frozenset(content_key(record) for record in kept if id(record) in late))
+    return kept, [record for record in inbox if id(record) in kept_ids], considered
+
+
+def _warn_late(weeks: Sequence[str], where: str) -> None:
+    if weeks:
+        logger.warning("%d record%s of %s %s dated in weeks whose issue is out (%s): this issue "
+                       "takes them", len(weeks), "s" if len(weeks) != 1 else "", where,
+                       "are" if len(weeks) != 1 else "is", ", ".join(sorted(set(weeks))))
 
 
 def nothing_read(sources: Sequence[str], errors: Sequence[str], *,

@@ -25,7 +25,9 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)  # what the log warned of (-q too)
     duration_s: float = 0.0
     records_other_weeks: int = 0  # records read but dated in another week than the issue's
-    batch: dict[str, Any] = field(default_factory=dict)  # Batch API answers collected (batchjobs)
+    # The Batch API job (batchjobs): submitted or polled (its id, status, requests), or the
+    # answers collected from it.
+    batch: dict[str, Any] = field(default_factory=dict)
     relevance: dict[str, Any] = field(default_factory=dict)  # the reader's profile: what it chose
     # Every issue the run wrote (several with --catch-up; the fields above describe the last).
     issues: list[dict[str, Any]] = field(default_factory=list)
@@ -55,7 +57,7 @@ class RunReport:
         data = asdict(self)
         data["duration_s"] = round(self.duration_s, 3)
         data["stages"] = _rounded(self.stages)
-        if not self.batch:  # only a run that collected a Batch API job has this block
+        if not self.batch:  # only a run that submitted, polled or collected a Batch API job
             del data["batch"]
         return data
 

@@ -96,6 +96,16 @@ MIGRATIONS: tuple[str, ...] = (
                              submitted_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
                              finished_at TEXT);
     """,
+    # 8: what each issue's run read (digest.dating): the content key of every record dated in
+    # its week, and of each it took from an earlier week (``late`` 1), so that a listing file
+    # that came after its week's issue is told from a record that week's run left out. An
+    # issue published before this migration has no rows. A key is 63 bits of a hash.
+    """
+    CREATE TABLE considered (week TEXT NOT NULL, key INTEGER NOT NULL,
+                             late INTEGER NOT NULL DEFAULT 0,
+                             PRIMARY KEY (week, key)) WITHOUT ROWID;
+    CREATE INDEX considered_late ON considered (key) WHERE late = 1;
+    """,
 )
 
 
@@ -284,6 +294,43 @@ class Store:
                  "files": json.loads(files) if files else [],
                  "history": json.loads(history) if history else None, "published_at": at}
                 for week, papers, out_dir, files, history, at in rows]
+
+    def record_considered(self, week: str, keys: Iterable[int], late: Iterable[int]) -> None:
+        """The content keys of the records ``week``'s run read (``late``: those it took from
+        an earlier week), in place of an earlier run's."""
+        late_keys = set(late)
+        with self._guard(), self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM considered WHERE week = ?", (week,))
+            self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) "
+                                 "VALUES (?, ?, ?)", ((week, key, 1) for key in late_keys))
+            self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) "
+                                 "VALUES (?, ?, 0)", ((week, key) for key in keys))
+
+    def considered_in(self, week: str, *, late: bool = False) -> set[int]:
+        """The content keys ``week``'s published issue's run read (``late``: only those of
+        earlier weeks); none if the issue is not out (a run that failed before it was)."""
+        rows = self._db.execute("SELECT key FROM considered WHERE week = ? AND late >= ? AND "
+                                "week IN (SELECT week FROM issues)", (week, int(late)))
+        return {key for (key,) in rows}
+
+    def taken_late(self, after: str = "") -> set[int]:
+        """The content keys a published issue (after the week ``after``) took from an earlier
+        week."""
+        rows = self._db.execute("SELECT key FROM considered WHERE late = 1 AND week > ? AND "
+                                "week IN (SELECT week FROM issues)", (after,))
+        return {key for (key,) in rows}
+
+    def published_among(self, names: Iterable[str]) -> set[str]:
+        """Which of ``names`` (paper ids and ``~`` aliases) an issue published."""
+        wanted, found = sorted(set(names)), set()
+        for start in range(0, len(wanted), 500):  # below the 999 values older SQLite binds
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._db.execute(f"SELECT paper_id FROM published WHERE paper_id IN ({marks})",
+                                    chunk)
+            found |= {name for (name,) in rows}
+        return found
 
     def first_seen(self, keys: Mapping[str, str]) -> dict[str, str]:
         """The week each record key was first seen in; unseen keys get the given week."""
@@ -490,6 +537,19 @@ def record_key(record: Record) -> str:
     """Same listing entry → same key: what it says and where it was read."""
     payload = json.dumps(_record_json(record), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def content_key(record: Record) -> int:
+    """Same entry → same key, wherever it was read: what it says (not its file, position or
+    line, which change when a listing is moved or rewritten, nor its upvotes, which grow),
+    as 63 bits of a hash: the key of ``considered`` rows."""
+    said = hashlib.blake2b(digest_size=8)
+    for part in (record.title, record.abstract, record.arxiv_id, record.url, *record.authors,
+                 record.published.isoformat() if record.published else None):
+        text = (part if part is not None else "\0").encode("utf-8", "surrogatepass")
+        said.update(len(text).to_bytes(4, "big"))  # length first: fields cannot run together
+        said.update(text)
+    return int.from_bytes(said.digest(), "big") >> 1
 
 
 def _locked(error: BaseException) -> bool:

@@ -115,6 +115,42 @@ def test_a_completed_job_makes_the_same_issue_as_direct_calls(fake, tmp_path):
     assert "batch jobs:   none pending" in status
 
 
+def test_the_submit_run_reports_what_it_read_and_a_poll_the_job_it_waits_for(fake, tmp_path):
+    """The submit run and each poll reported `records_read: 0` (a probe, stop 28), though the
+    submit run had read and planned the whole week. Now the submit run's counts (and the
+    records of other weeks, the profile's choice, the sources' errors) are those a direct run
+    of the week gives. A poll reads no listing, only the job's status: its counts stay 0, true,
+    and its `batch` block says what the stored job holds (its id and requests) and how far it
+    is. The collect run reads the week again and reports it as a direct run does."""
+    def report(name: str) -> dict:
+        return json.loads((tmp_path / f"{name}.json").read_text())
+
+    home = tmp_path / "batch"
+    code, output = newsletter(fake, tmp_path / "direct", "--report", str(tmp_path / "direct.json"))
+    assert code == 0, output
+    direct = report("direct")
+    assert direct["counts"]["records_read"] > 0
+
+    code, output = newsletter(fake, home, "--batch-api", "--report", str(tmp_path / "submit.json"))
+    assert code == 0 and "submitted, 6 requests" in output, output
+    submit = report("submit")
+    assert submit["counts"] == direct["counts"]
+    assert submit["records_other_weeks"] == direct["records_other_weeks"]
+    job = submit["batch"]["job"]
+    assert submit["batch"] == {"job": job, "status": "submitted", "requests": FIRST_WAVE}
+
+    code, output = newsletter(fake, home, "--report", str(tmp_path / "poll.json"))
+    assert code == 0 and "still running" in output, output
+    poll = report("poll")
+    assert poll["counts"]["records_read"] == 0
+    assert poll["batch"] == {"job": job, "status": "in_progress", "requests": FIRST_WAVE,
+                             "completed": 1}
+
+    code, output = newsletter(fake, home, "--resume", "--report", str(tmp_path / "collect.json"))
+    assert code == 0 and issue(home).exists(), output
+    assert report("collect")["counts"] == direct["counts"]
+
+
 def test_batch_tokens_are_priced_at_half_the_list_price(fake, tmp_path):
     home = tmp_path / "batch"
     submit_and_collect(fake, home)

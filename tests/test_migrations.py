@@ -46,6 +46,7 @@ def test_a_store_of_every_earlier_schema_upgrades_and_keeps_its_rows(tmp_path, v
         assert store.inbox_size() == 0  # tables of later schemas exist and work
         assert store.sendings() == []
         assert store.resolved("no such title") is None
+        assert store.considered_in("2026-W40") == set()  # an issue from before: none read
     assert _version(path) == LATEST
 
 

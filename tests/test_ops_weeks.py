@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 
 from digest.weeks import resolve_week
 from tests.opsrun import cli, issue_papers, published, week_listing
@@ -164,3 +165,110 @@ def test_each_week_of_a_catch_up_reports_what_the_profile_left_out(tmp_path):
     issues = json.loads((tmp_path / "report.json").read_text())["issues"]
     assert [issue["relevance"]["papers_excluded"] for issue in issues] == [1, 1, 1]
     assert all("topic 0" in issue["relevance"]["excluded"][0]["title"] for issue in issues)
+
+
+def _late_file_args(tmp_path, *extra: str) -> list[str]:
+    return ["--state", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out"),
+            "--backend", "offline", "--report", str(tmp_path / "report.json"), *extra]
+
+
+def _report(tmp_path) -> dict:
+    return json.loads((tmp_path / "report.json").read_text())
+
+
+def test_a_listing_file_dated_in_a_week_already_out_goes_into_the_next_issue_once(tmp_path):
+    """`late.json`, dated last week, came on Tuesday into the folder cron reads every Monday:
+    its papers were counted in `records_other_weeks` week after week and no issue ever took
+    them (a probe, stop 28). Like a late mail: the next new issue takes them, once, and says
+    so; a re-run of either published week afterwards gives the same bytes."""
+    folder, out, args = tmp_path / "listings", tmp_path / "out", _late_file_args(tmp_path)
+    week_listing(folder, "2026-W45", 3)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    w45 = (out / "2026-W45.md").read_bytes()
+    week_listing(folder, "2026-W45", 2, tag="late")  # Tuesday: W45's issue is out
+    week_listing(folder, "2026-W46", 4)
+    w46 = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert w46.returncode == 0, w46.stderr
+    assert ("2 records of the listings are dated in weeks whose issue is out (2026-W45)"
+            in w46.stderr)
+    assert issue_papers((out / "2026-W46.md").read_text()) == 6
+    assert _report(tmp_path)["records_other_weeks"] == 3  # W45's own, published then
+    assert {week: len(ids) for week, ids in published(tmp_path / "s.sqlite").items()} == {
+        "2026-W45": 3, "2026-W46": 6}
+    w46_bytes = (out / "2026-W46.md").read_bytes()
+
+    for week, before in (("2026-W45", w45), ("2026-W46", w46_bytes)):  # re-runs after it
+        again = cli("newsletter", str(folder), "--week", week, *args)
+        assert again.returncode == 0, again.stderr
+        assert (out / f"{week}.md").read_bytes() == before, week
+
+    week_listing(folder, "2026-W47", 1)
+    w47 = cli("newsletter", str(folder), "--week", "2026-W47", *args)
+    assert w47.returncode == 0, w47.stderr
+    assert "whose issue is out" not in w47.stderr
+    assert issue_papers((out / "2026-W47.md").read_text()) == 1  # taken once, not again
+
+
+def test_a_late_listing_file_alone_makes_a_catch_up_write_the_week_after_the_last_issue(
+        tmp_path):
+    folder, out, args = tmp_path / "listings", tmp_path / "out", _late_file_args(tmp_path)
+    week_listing(folder, "2026-W45", 3)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    week_listing(folder, "2026-W45", 2, tag="late")
+    caught_up = cli("newsletter", str(folder), "--catch-up", "--week", "2026-W46", *args)
+    assert caught_up.returncode == 0, caught_up.stderr
+    assert issue_papers((out / "2026-W46.md").read_text()) == 2
+
+
+def test_a_record_the_profile_excluded_in_its_own_week_is_not_pulled_into_a_later_issue(
+        tmp_path):
+    """Only a record no run of its week read is late: one that week's run left out by the
+    reader's profile was considered, and stays out."""
+    folder, out = tmp_path / "listings", tmp_path / "out"
+    config = tmp_path / "digest.toml"
+    config.write_text('[profile]\nexclude = ["topic 0"]\n', encoding="utf-8")
+    args = _late_file_args(tmp_path, "--config", str(config))
+    week_listing(folder, "2026-W45", 4)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    assert _report(tmp_path)["relevance"]["papers_excluded"] == 1
+    week_listing(folder, "2026-W46", 2, tag="b")  # topics 0 and 1
+    w46 = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert w46.returncode == 0, w46.stderr
+    assert "whose issue is out" not in w46.stderr
+    assert issue_papers((out / "2026-W46.md").read_text()) == 1
+    assert _report(tmp_path)["relevance"]["papers_excluded"] == 1  # W48's own, not W47's
+    assert _report(tmp_path)["records_other_weeks"] == 4
+
+
+def test_a_record_cut_by_max_papers_in_its_own_week_is_not_pulled_into_a_later_issue(tmp_path):
+    """A paper past --max-papers (left out with --no-rest) was cut and counted in its week's
+    report: that was its week's choice, not a late arrival."""
+    folder, out = tmp_path / "listings", tmp_path / "out"
+    args = _late_file_args(tmp_path, "--max-papers", "2", "--no-rest")
+    week_listing(folder, "2026-W45", 5)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    assert issue_papers((out / "2026-W45.md").read_text()) == 2
+    week_listing(folder, "2026-W46", 1)
+    w46 = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert w46.returncode == 0, w46.stderr
+    assert "whose issue is out" not in w46.stderr
+    assert issue_papers((out / "2026-W46.md").read_text()) == 1
+    assert _report(tmp_path)["records_other_weeks"] == 5
+
+
+def test_an_issue_published_before_the_store_kept_what_it_read_lends_no_late_records(tmp_path):
+    """An issue from before the store kept what each run read cannot tell a late record from
+    one its run left out: its week's records stay counted, so no history folder is ever pulled
+    into the next issue after an upgrade."""
+    folder, out, args = tmp_path / "listings", tmp_path / "out", _late_file_args(tmp_path)
+    week_listing(folder, "2026-W45", 3)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:  # as an older digest left it
+        assert db.execute("DELETE FROM considered").rowcount == 3
+    week_listing(folder, "2026-W45", 2, tag="late")
+    week_listing(folder, "2026-W46", 4)
+    w46 = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert w46.returncode == 0, w46.stderr
+    assert "whose issue is out" not in w46.stderr
+    assert issue_papers((out / "2026-W46.md").read_text()) == 4
+    assert _report(tmp_path)["records_other_weeks"] == 5

@@ -23,6 +23,7 @@ from digest.render import Renderer
 
 from .conftest import EXAMPLES
 from .render_samples import (
+    MARKDOWN,
     SectionSpec,
     earlier_issue,
     inline_text,
@@ -435,3 +436,39 @@ def test_a_theme_named_like_a_heading_before_it_gets_github_s_next_anchor():
     markdown = Renderer().markdown(issue)
     assert "(#contents-1)" in markdown and "(#tldr-1)" in markdown
     assert "(#contents)" not in markdown and "(#tldr)" not in markdown
+
+
+@pytest.mark.parametrize("rising", [False, True], ids=["alone", "with-rising-section"])
+def test_a_theme_named_rising_themes_is_linked_to_its_own_heading(tmp_path, rising):
+    """A theme labelled "Rising themes" was linked as #rising-themes also when the issue's own
+    "## Rising themes" section stood above it and took that anchor: the contents and the TL;DR
+    sent the reader to the rising section (a probe, stop 28). The view was built before it was
+    known whether that section is shown."""
+    from digest.render.escape import github_slug
+
+    if rising:
+        publish(earlier_issue("2026-W46"), tmp_path)
+    summaries = {"Rising themes": "About themes that rise.", "Robot manipulation": "Robots."}
+    issue = make_issue([
+        SectionSpec("Rising themes", summaries["Rising themes"],
+                    [paper(1, "Trend Detection"), paper(2, "Topic Drift")], {}, ("trend",)),
+        SectionSpec("Robot manipulation", summaries["Robot manipulation"],
+                    [paper(3, "Folding Towels with a Robot")], {}, ("robot", "manipulation"))])
+    markdown = publish(issue, tmp_path)["markdown"].read_text()
+    tokens = MARKDOWN.parse(markdown)
+    taken: set[str] = set()
+    headings = {}  # GitHub's anchor of each heading, in order → (its text, the paragraph after)
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            after = next((inline_text(t) for t in tokens[i + 3:] if t.type == "inline"), "")
+            headings[github_slug(inline_text(tokens[i + 1]), taken)] = (
+                inline_text(tokens[i + 1]), after)
+    assert ("rising-themes-1" in headings) is rising
+    links = [(str(child.attrs["href"]), token.children[n + 1].content)  # (anchor, link text)
+             for token in tokens if token.type == "inline"
+             for n, child in enumerate(token.children or []) if child.type == "link_open"
+             and str(child.attrs["href"]).startswith("#")
+             and not str(child.attrs["href"]).startswith("#paper-")]
+    assert sorted(text for _, text in links) == sorted(2 * list(summaries))  # TL;DR, contents
+    for href, text in links:
+        assert headings[href.lstrip("#")] == (text, summaries[text]), href

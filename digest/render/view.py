@@ -125,9 +125,24 @@ def _once_per_issue(part: str, issue: Issue, compute: Callable[[Issue], _T]) -> 
 def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
     """Everything a template needs to show ``issue``, rising themes judged against ``history``."""
     view = _once_per_issue("view", issue, _view_without_rising)
-    if not history:
+    rising = rising_themes(issue.week, past_themes(issue), history) if history else None
+    if rising is None:
         return view
-    return replace(view, rising=rising_themes(issue.week, past_themes(issue), history))
+    return _below_rising(replace(view, rising=rising))
+
+
+def _below_rising(view: IssueView) -> IssueView:
+    """The view with its theme anchors made again below a "## Rising themes" heading, which
+    GitHub gives #rising-themes first: a theme of that name gets the next one."""
+    anchors = theme_anchors([section.title for section in view.sections],
+                            (*_HEADINGS_ABOVE, _RISING))
+    if anchors == [section.anchor for section in view.sections]:
+        return view
+    sections = tuple(replace(section, anchor=Trusted(anchor))
+                     for section, anchor in zip(view.sections, anchors, strict=True))
+    tldr = tuple(replace(item, anchor=section.anchor)  # one a theme, in the themes' order
+                 for item, section in zip(view.tldr, sections, strict=False))
+    return replace(view, sections=sections, tldr=tldr)
 
 
 def _view_without_rising(issue: Issue) -> IssueView:
@@ -145,17 +160,26 @@ def _view_without_rising(issue: Issue) -> IssueView:
         also=tuple(paper_view(paper, "") for paper in issue.also), excluded=issue.excluded)
 
 
-# The anchors GitHub gives the issue's own headings above the themes ("## TL;DR", "## Contents"):
-# a theme of the same name gets the next one, as on GitHub.
+# The anchors GitHub gives the issue's own headings above the themes ("## TL;DR", "## Contents",
+# and "## Rising themes" when it is shown): a theme of the same name gets the next one, as on
+# GitHub.
 _HEADINGS_ABOVE = ("tldr", "contents")
+_RISING = "rising-themes"
+
+
+def theme_anchors(titles: Sequence[str], above: Sequence[str]) -> list[str]:
+    """The anchor of each theme's heading, below headings whose anchors are ``above``."""
+    taken = set(above)
+    return [github_slug(one_line(title), taken, fallback=f"theme-{number}")
+            for number, title in enumerate(titles, start=1)]
 
 
 def section_views(issue: Issue) -> tuple[SectionView, ...]:
-    taken: set[str] = set(_HEADINGS_ABOVE)
+    titles = [section_title(section) for section in issue.sections]
     views = []
-    for number, section in enumerate(issue.sections, start=1):
-        title = section_title(section)
-        anchor = github_slug(one_line(title), taken, fallback=f"theme-{number}")
+    for number, (section, title, anchor) in enumerate(
+            zip(issue.sections, titles, theme_anchors(titles, _HEADINGS_ABOVE), strict=True),
+            start=1):
         papers = tuple(paper_view(p, section.summary.gists.get(p.id, ""), f"{number}.{place}",
                                   reasons=issue.reasons.get(p.id, ()))
                        for place, p in enumerate(section.papers, start=1))
