@@ -413,7 +413,7 @@ def email(
                          templates=templates, base_url=base_url, timeout=timeout,
                          mail_from=sender, mail_to=",".join(to) if to else None,
                          smtp_host=smtp_host, smtp_port=smtp_port)
-        mail = _mail.mail_settings(digest.settings)
+        mail = _mail.mail_settings(digest.settings, sending=not eml)
         choices = _jobs.MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
         mailed = digest.email(sources or [], options, choices, run)
