@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.opsrun import cli, kill9, start_paused
+from tests.opsrun import cli, kill9, run_process, start_paused
 from tests.test_mail import Recorder, mail_env, smtp_server  # noqa: F401 - fixtures
 
 
@@ -205,3 +205,19 @@ def test_a_failed_goodbye_after_the_server_took_the_message_keeps_the_sending(
     again = send(state, smtp_server(handler).port)
     assert again.returncode == 0 and "already sent" in again.stdout, again.stderr
     assert len(handler.messages) == 1
+
+
+def test_a_sent_mail_whose_summary_cannot_be_printed_is_recorded_and_exits_0(
+        mail_env, smtp_server, tmp_path):
+    """`digest email > /dev/full` sent the mail, then exited 75 "Error: .: cannot write ...;
+    nothing more was done" (a probe, this stop): the message went out, so exit 0, and stderr
+    says only the summary line was lost."""
+    handler = Recorder()
+    state = tmp_path / "state.sqlite"
+    result = run_process("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                         "--state", str(state), "--smtp-host", "127.0.0.1", "--smtp-port",
+                         str(smtp_server(handler).port), stdout="/dev/full")
+    assert result.returncode == 0, result.stderr
+    assert "standard output" in result.stderr and "was sent" in result.stderr
+    assert len(handler.messages) == 1
+    assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]
