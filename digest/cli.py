@@ -573,7 +573,7 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
         error = (caught if isinstance(caught, DigestError)
                  else _Later(".publishing").unexpected_fault(caught))
         run.errors.append(str(error))
-        typer.echo(f"Error: {error}{_flag_hint(error)}", err=True)
+        _say(f"Error: {error}{_flag_hint(error)}")
         code = error.exit_code
     except Exception as error:  # noqa: BLE001 - the report must say the run failed
         run.errors.append(f"internal error: {type(error).__name__}: {error}")

@@ -19,9 +19,11 @@ from digest.state import Store
 from tests.conftest import EXAMPLES
 from tests.opsrun import (
     cli,
+    kill9,
     pending_weeks,
     published,
     run_process,
+    start_paused,
     week_listing,
 )
 
@@ -349,3 +351,39 @@ def test_ingest_whose_summary_cannot_be_printed_keeps_the_mail_and_exits_0(tmp_p
     assert "standard output" in result.stderr and "kept" in result.stderr
     assert inbox_count(state) == 13
 
+
+
+def test_an_unwritable_stderr_does_not_change_the_exit_code_of_a_locked_run(tmp_path):
+    """With stderr on a full log disk (the README's cron line `2>> /var/log/digest.log`), a
+    run finding the lock held exited 1, not 75: writing the error raised OSError inside the
+    error handler (a probe, this stop)."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--state", str(state), "--out", str(out)]
+    holder = start_paused(tmp_path, "locked", *args)
+    try:
+        second = run_process(*args, stderr="/dev/full")
+    finally:
+        kill9(holder)
+    assert second.returncode == 75
+
+
+def test_ingest_into_a_read_only_store_exits_75_even_when_stderr_is_full(small_disk):
+    """The mail hook exited 1 (the MTA bounced the mail) instead of 75 when its stderr could
+    not be written (a probe, this stop)."""
+    state = small_disk / "state.sqlite"
+    assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    result = run_process("ingest", "-", "--state", str(state), stdin=MAILS[1].read_text(),
+                         stderr="/dev/full")
+    assert result.returncode == 75
+
+
+def test_a_newsletter_with_neither_stdout_nor_stderr_writable_still_exits_0(tmp_path):
+    """The issue is out: a lost path line and a lost warning change nothing of that."""
+    out = tmp_path / "out"
+    result = run_process("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                         "offline", "--state", str(tmp_path / "s.sqlite"), "--out", str(out),
+                         stdout="/dev/full", stderr="/dev/full")
+    assert result.returncode == 0
+    assert (out / "2026-W47.md").exists()
