@@ -7,6 +7,7 @@ a one-line message on stderr and its exit code (0 ok, 1 error, 2 usage,
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import json
@@ -16,7 +17,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
@@ -24,7 +25,7 @@ import typer
 
 from . import __version__
 from .config import BOUNDS
-from .errors import EX_ERROR, ConfigError, DigestError
+from .errors import EX_ERROR, ConfigError, DigestError, OutputUnavailable
 from .models import Stats
 from .report import RunReport, report_json, write_report
 from .settings import resolve_settings, setting_sources, starter_config
@@ -240,15 +241,16 @@ def newsletter(
         choices = _jobs.PublishChoices(formats, site_url, wait, new_store, catch_up,
                                        fail_on_degraded, batch=batching)
         done = digest.newsletter(sources or [], options, choices, run,
-                                 on_written=lambda path: typer.echo(str(path)), on_note=typer.echo)
+                                 on_written=lambda path: _tell(str(path), f"{path} is published"),
+                                 on_note=lambda note: _tell(note, "the Batch API job stands"))
         if done.planned and choices.batch is not None and choices.batch.mode is not False:
             factor = _batch.batch_price_factor(digest.settings.file)
-            typer.echo(_batch.plan_lines(run.llm, factor), nl=False)
+            _product(_batch.plan_lines(run.llm, factor), "the plan")
         if done.planned:
-            typer.echo(_wiring.plan_table(run.llm), nl=False)
+            _product(_wiring.plan_table(run.llm), "the plan")
         elif not done.weeks:
-            typer.echo(f"nothing to catch up: no records after the last issue, up to "
-                       f"{options.week}")
+            _tell(f"nothing to catch up: no records after the last issue, up to "
+                  f"{options.week}", "nothing was published")
 
 
 @app.command()
@@ -296,7 +298,7 @@ def summarize(
         built = digest.summarize(sources or [], week=week, strict=strict, show_rest=not no_rest,
                                  report=run, cache=not no_cache)
         if not _stop_after_llm(run, dry_run, fail_on_degraded):
-            sys.stdout.write(built.markdown)
+            _product(built.markdown, "the issue")
 
 
 @app.command()
@@ -318,7 +320,7 @@ def dedup(
     with _handled(report, run):
         _require_sources(sources)
         result = _digest(config, format=fmt).dedup(sources or [], strict=strict, report=run)
-        sys.stdout.write(_dedup.explain(result, groups=explain))
+        _product(_dedup.explain(result, groups=explain), "the counts")
 
 
 @app.command()
@@ -343,13 +345,13 @@ def ingest(
         _require_sources(sources)
         settings = resolve_settings({"format": fmt, "state": state}, config)
         if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
-            typer.echo("Reading a listing from the terminal; end it with Ctrl-D.", err=True)
+            _say("Reading a listing from the terminal; end it with Ctrl-D.")
         data = _sources.read_stdin(None) if "-" in (sources or []) else b""
         kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)
         run.errors += kept.errors
         run.counts = Stats(records_read=kept.read)
-        typer.echo(f"{kept.added} new record{'s' if kept.added != 1 else ''} kept for the "
-                   f"next issue ({kept.read - kept.added} already there)")
+        _tell(f"{kept.added} new record{'s' if kept.added != 1 else ''} kept for the "
+              f"next issue ({kept.read - kept.added} already there)", "the listing is stored")
 
 
 @app.command()
@@ -413,18 +415,17 @@ def email(
                          templates=templates, base_url=base_url, timeout=timeout,
                          mail_from=sender, mail_to=",".join(to) if to else None,
                          smtp_host=smtp_host, smtp_port=smtp_port)
-        mail = _mail.mail_settings(digest.settings)
+        mail = _mail.mail_settings(digest.settings, sending=not eml)
         choices = _jobs.MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
         mailed = digest.email(sources or [], options, choices, run)
         if mailed.already:
-            typer.echo(mailed.already)
+            _tell(mailed.already, "nothing was sent")
         elif eml and mailed.message is not None:
-            sys.stdout.buffer.write(_mail.as_eml(mailed.message))
-            sys.stdout.flush()
+            _product(_mail.as_eml(mailed.message), "the message")
         elif mailed.message is not None:
-            typer.echo(f"sent {mailed.message['Subject']} to {', '.join(mailed.recipients)} "
-                       f"({mailed.answer})")
+            _tell(f"sent {mailed.message['Subject']} to {', '.join(mailed.recipients)} "
+                  f"({mailed.answer})", "the issue was sent")
 
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON (for monitoring).")]
@@ -437,7 +438,7 @@ def status(state: StatePath = None, config: ConfigPath = None, as_json: JsonFlag
     last sending."""
     with _handled(None, RunReport()):
         data = _history.status(Path(resolve_settings({"state": state}, config)["state"]))
-        _print(data, _history.status_lines(data), as_json)
+        _print(data, _history.status_lines(data), as_json, "the status")
 
 
 @app.command()
@@ -446,7 +447,7 @@ def history(state: StatePath = None, config: ConfigPath = None, as_json: JsonFla
     """Every published issue: week, papers, files, when, and whom it was sent to."""
     with _handled(None, RunReport()):
         rows = _history.history(Path(resolve_settings({"state": state}, config)["state"]))
-        _print(rows, _history.history_lines(rows), as_json)
+        _print(rows, _history.history_lines(rows), as_json, "the history")
 
 
 @app.command("config")
@@ -455,7 +456,7 @@ def show_config(config: ConfigPath = None, as_json: JsonFlag = False) -> None:
     secrets masked."""
     with _handled(None, RunReport()):
         settings = resolve_settings(config_path=config)
-        _print(settings.shown(), settings.lines(), as_json)
+        _print(settings.shown(), settings.lines(), as_json, "the settings")
 
 
 @app.command()
@@ -463,11 +464,59 @@ def init(path: Annotated[Path, typer.Argument(help="Where to write it.")] = Path
          ) -> None:
     """Write a commented starter digest.toml; an existing file is never overwritten."""
     with _handled(None, RunReport()):
-        typer.echo(f"wrote {starter_config(path)}: edit it, then pass --config {path}")
+        written = starter_config(path)
+        _tell(f"wrote {written}: edit it, then pass --config {path}", f"{written} was written")
 
 
-def _print(data: Any, lines: list[str], as_json: bool) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines))
+def _print(data: Any, lines: list[str], as_json: bool, what: str) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) if as_json else "\n".join(lines)
+    _product(text + "\n", what)
+
+
+def _product(data: str | bytes, what: str) -> None:
+    """Write the command's product (the ``--eml`` message, the Markdown, a listing) to stdout
+    whole, and flush: stdout that cannot take all of it is exit 75, not a cut-off product and
+    exit 0 (a full disk takes part of a write without an error)."""
+    raw = data if isinstance(data, bytes) else data.encode(sys.stdout.encoding or "utf-8",
+                                                            sys.stdout.errors or "strict")
+    try:
+        sys.stdout.flush()  # what was printed before goes first
+        view = memoryview(raw)
+        while view:
+            written = sys.stdout.buffer.write(view)
+            if not written:
+                raise OSError(errno.EIO, "nothing was written")
+            view = view[written:]
+        sys.stdout.buffer.flush()
+    except OSError as error:
+        raise OutputUnavailable(f"standard output: cannot write ({_why(error)}); {what} was not "
+                                "written whole: free space or fix where the output goes, then "
+                                "run again") from None
+
+
+def _tell(line: str, done: str) -> None:
+    """Print a line about work that is done by now (an issue published, a mail sent or
+    stored): stdout that cannot take it is a warning saying what was done, and the exit code
+    still says the work is done (0), as for a run report that cannot be written: exit 75
+    would have the mail system deliver the mail again and stop `&& digest email`, for a
+    line `digest status` and the run report give anyway."""
+    try:
+        typer.echo(line)
+    except OSError as error:
+        logging.getLogger("digest.cli").warning(
+            "standard output: cannot write (%s); %s, only this line could not be printed: %s",
+            _why(error), done, line)
+
+
+def _say(line: str) -> None:
+    """A line on stderr that can never change the exit code: on a full log disk (the cron
+    line's `2>> digest.log`) the line is lost, the code stands."""
+    with suppress(OSError):
+        typer.echo(line, err=True)
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 
@@ -478,7 +527,7 @@ def _stop_after_llm(run: RunReport, dry_run: bool, fail_on_degraded: bool) -> bo
     """True when the run ends before writing: a dry run prints its plan instead; with
     --fail-on-degraded an issue partly summarised offline is an error (exit 75)."""
     if dry_run:
-        typer.echo(_wiring.plan_table(run.llm), nl=False)
+        _product(_wiring.plan_table(run.llm), "the plan")
         return True
     error = _wiring.degraded_error(run.llm) if fail_on_degraded else None
     if error is not None:
@@ -524,7 +573,7 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
         error = (caught if isinstance(caught, DigestError)
                  else _Later(".publishing").unexpected_fault(caught))
         run.errors.append(str(error))
-        typer.echo(f"Error: {error}{_flag_hint(error)}", err=True)
+        _say(f"Error: {error}{_flag_hint(error)}")
         code = error.exit_code
     except Exception as error:  # noqa: BLE001 - the report must say the run failed
         run.errors.append(f"internal error: {type(error).__name__}: {error}")
@@ -564,15 +613,15 @@ def _flags_by_setting() -> dict[str, str]:
 def _write_report(path: Path, run: RunReport, code: int) -> None:
     """A report that cannot be written is a warning, not a failure, once the issue is out:
     the exit code must still say what happened to the issue (and let `&& digest email` run)."""
-    if str(path) == "-":  # --report -: after the product, on stdout
-        sys.stdout.write(report_json(run))
-        return
     try:
-        write_report(path, run)
+        if str(path) == "-":  # --report -: after the product, on stdout
+            typer.echo(report_json(run), nl=False)
+        else:
+            write_report(path, run)
     except OSError as error:
-        typer.echo(f"Warning: {path}: cannot write the run report ({error.strerror or error}); "
-                   "the run itself " + ("succeeded" if code == 0 else "failed as said above"),
-                   err=True)
+        where = "standard output" if str(path) == "-" else path
+        _say(f"Warning: {where}: cannot write the run report ({_why(error)}); the run itself "
+             + ("succeeded" if code == 0 else "failed as said above"))
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

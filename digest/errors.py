@@ -13,8 +13,10 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     ├── TemplateError           exit 1   a prompt or issue template is missing or broken
     ├── LLMError                exit 1   the LLM endpoint refused the request for good
     │   └── LLMUnavailable      exit 75  the endpoint is down or rate-limited: try again later
-    └── MailError               exit 1   the SMTP server refused the message for good
-        └── MailUnavailable     exit 75  the SMTP server is down or deferred it: try again later
+    ├── MailError               exit 1   the SMTP server refused the message for good
+    │   └── MailUnavailable     exit 75  the SMTP server is down or deferred it: try again later
+    └── OutputUnavailable       exit 75  standard output could not take the whole product (a
+                                         full disk, a closed pipe): try again later
 
 Messages say what went wrong and how to fix it. Secrets never appear in them. A library
 message names the *setting* to change (``setting="timeout"``), never a command-line flag: the
@@ -101,5 +103,11 @@ class MailError(DigestError):
 
 class MailUnavailable(MailError):
     """The SMTP server is unreachable or answered 4xx: the mail system should retry later."""
+
+    exit_code = EX_TEMPFAIL
+
+
+class OutputUnavailable(DigestError):
+    """Standard output could not take the whole product (``--eml``, ``summarize``): retry."""
 
     exit_code = EX_TEMPFAIL

@@ -15,7 +15,9 @@ The password is only ever handed to ``smtplib``; it is in no message or log line
 from __future__ import annotations
 
 import email.policy
+import ipaddress
 import logging
+import re
 import smtplib
 import ssl
 from collections.abc import Mapping
@@ -36,6 +38,7 @@ logger = logging.getLogger("digest.mail")
 
 DEFAULT_TIMEOUT_S = 30.0
 _LAST_PORT = 65535
+_HOST_LABELS = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -54,10 +57,11 @@ class MailSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
 
 
-def mail_settings(settings: Settings) -> MailSettings:
+def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
     """Where and how to send, from the run's resolved settings (``mail_from``, ``mail_to``,
-    ``smtp_*``: flags, then DIGEST_MAIL_* / DIGEST_SMTP_* variables); addresses are checked
-    here."""
+    ``smtp_*``: flags, then DIGEST_MAIL_* / DIGEST_SMTP_* variables); addresses, the host
+    name and the port are checked here, before any work, and a server is required when
+    ``sending`` (not for a message only written out)."""
     sender = settings["mail_from"]
     recipients = _split_addresses(settings["mail_to"] or "")
     if not sender:
@@ -66,8 +70,13 @@ def mail_settings(settings: Settings) -> MailSettings:
         raise ConfigError("no recipient address", setting="mail_to")
     for address in (sender, *recipients):
         _check_address(address)
+    host = settings["smtp_host"] or None
+    if host is None and sending:
+        raise _no_server()
+    if host is not None:
+        _check_host(host)
     return MailSettings(
-        sender=sender, recipients=recipients, host=settings["smtp_host"] or None,
+        sender=sender, recipients=recipients, host=host,
         port=_port(settings["smtp_port"]), user=settings["smtp_user"] or None,
         password=settings["smtp_password"] or None,
         starttls=_on_or_off(settings["smtp_starttls"], "smtp_starttls"))
@@ -113,8 +122,8 @@ def send(message: EmailMessage, settings: MailSettings,
     (configuration or refusal: 1) when it took nothing."""
     envelope = settings.recipients if recipients is None else recipients
     if not settings.host:
-        raise ConfigError("no SMTP server to send through (or write the message out as .eml "
-                          "instead)", setting="smtp_host")
+        raise _no_server()
+    _check_host(settings.host)
     where = f"{settings.host}:{settings.port}"
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
@@ -157,6 +166,15 @@ class _AnsweringSMTP(smtplib.SMTP):
         self.last_answer = f"{code} {_text(text)}"
         return code, text
 
+    def __exit__(self, *exc_info: Any) -> None:
+        """Once the server took the message it is out: a failed QUIT is no failed sending
+        (raising would have the retry send it twice)."""
+        try:
+            super().__exit__(*exc_info)
+        except (OSError, smtplib.SMTPException):
+            if not self.last_answer.startswith("2"):
+                raise
+
 
 def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
     smtp.ehlo()
@@ -194,6 +212,32 @@ def _by_code(where: str, code: int, text: str) -> MailError:
 
 def _text(raw: bytes | str) -> str:
     return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+
+
+def _no_server() -> ConfigError:
+    return ConfigError("no SMTP server to send through (or write the message out as .eml "
+                       "instead)", setting="smtp_host")
+
+
+def _check_host(host: str) -> None:
+    """A name no server can have (an empty label, a space, a port after ':') is a setting to
+    fix (exit 2), not a server to retry (75) nor a traceback (the idna codec's UnicodeError)."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    try:
+        name = host.encode("idna").decode("ascii")
+    except UnicodeError as error:
+        problem = str(error)
+    else:
+        if _HOST_LABELS.fullmatch(name):
+            return
+        problem = "a host name has only letters, digits, '-' and dots"
+    raise ConfigError(f"smtp_host = {host!r} is not a host name or IP address ({problem}); "
+                      "give the server's name, e.g. smtp.example.org (its port goes in "
+                      "smtp_port)", setting="smtp_host")
 
 
 def _split_addresses(value: str) -> tuple[str, ...]:

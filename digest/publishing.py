@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .dedup import published_names
-from .errors import ConfigError, StateError, StateUnavailable
+from .errors import ConfigError, StateError, StateUnavailable, TemplateError
 from .models import Issue, Record
 from .outputs import (
     HistoryEntry,
@@ -110,17 +110,29 @@ def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> di
     """Write the pending issue's files, then index.md, feed.xml and the history, and only
     then record it published: a run killed before that leaves it pending, and the next run
     (whatever it does) finishes all of it."""
+    renderer = _renderer_of(week, payload)
     files = {out / name: text for name, text in payload["files"].items()}
     _write_or_explain(out, week, lambda: write_files(out, files))
     _drop_old_formats(out, week, set(payload["files"]))
     pause_at("files")
-    renderer = Renderer(Path(payload["templates"]) if payload.get("templates") else None)
     archive = regenerate_archive(out, store, renderer, payload.get("site_url"),
                                  pending={week: history_from_json(payload["history"])})
     pause_at("archive")
     store.finish_publishing(week)
     pause_at("published")
     return {_report_key(path): path for path in [*files, *archive]}
+
+
+def _renderer_of(week: str, payload: dict[str, Any]) -> Renderer:
+    """The renderer of the pending issue's index and feed: the templates it was made with,
+    whatever the run finishing it was given (there is no other way to finish it)."""
+    templates = payload.get("templates")
+    if templates and not Path(templates).is_dir():
+        raise TemplateError(
+            f"the issue of {week} that an interrupted run left pending was made with the "
+            f"templates in {templates}, and that folder is gone: restore it (the issue's "
+            "index.md and feed.xml are rendered with them), then run again to finish it")
+    return Renderer(Path(templates) if templates else None)
 
 
 def _drop_old_formats(out: Path, week: str, written: set[str]) -> None:
@@ -164,14 +176,16 @@ def _write_or_explain(out: Path, week: str, write: Callable[[], None]) -> None:
 
 def output_fault(out: Path, error: OSError, state: str) -> StateError:
     """One line for a file that could not be written: where, what, what is safe, the fix.
-    A full, read-only or failing disk may pass (exit 75); anything else is exit 1."""
+    A full, read-only or failing disk may pass (exit 75); anything else is exit 1. Another
+    output folder is no fix: a pending issue is finished in its own folder first."""
     where = error.filename or out
     what = error.strerror or str(error)
     if error.errno in TEMPORARY_ERRNOS:
         return StateUnavailable(f"{where}: cannot write ({what}); {state}: free space or make "
                                 "the disk writable, then run again")
-    return StateError(f"{where}: cannot write ({what}); {state}: fix the folder's "
-                      "permissions or choose another output folder", setting="out")
+    fix = ("remove or rename the folder in its place (digest writes a file there)"
+           if error.errno == errno.EISDIR else "fix the folder's permissions")
+    return StateError(f"{where}: cannot write ({what}); {state}: {fix}, then run again")
 
 
 def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:

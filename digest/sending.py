@@ -7,8 +7,9 @@ The sending is recorded *before* the message is handed over (week, Message-ID,
 recipients, time) and confirmed with the server's answer and the recipients it took
 after, so a run killed in between leaves an unconfirmed sending: the mail may or may not
 have gone out, and rather than risk sending it twice the next run stops (exit 1) and says
-how to check and ``resend``. A refusal or a temporary failure of the whole message
-(nothing was delivered) removes the record, so the retry sends; a recipient turned away
+how to check and ``resend``. Any error the delivery raises (``DigestError``: a setting, a
+refusal or a temporary failure of the whole message) means the server did not accept the
+message, so the record is removed and the retry sends; a recipient turned away
 while others were taken is left out of the record, so the retry sends to them only.
 Without a state store there is nothing to remember: every run sends.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import MailError
+from .errors import DigestError, MailError
 from .mail import Delivered
 from .state import Store
 from .testhook import pause_at
@@ -66,7 +67,7 @@ def _deliver_recorded(store: Store | None, week: str, message_id: str,
     pause_at("sending")
     try:
         delivered = deliver()
-    except MailError:
+    except DigestError:  # the server accepted no DATA: nothing went out
         store.forget_sending(sending)
         raise
     store.finish_sending(sending, delivered.answer, delivered.accepted)

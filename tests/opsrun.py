@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -130,3 +131,17 @@ def cli(*args: str, stdin: str | None = None) -> Result:
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Result(result.exit_code, result.stdout, result.stderr)
+
+
+def run_process(*args: str, stdout: str | None = None, stderr: str | None = None,
+                stdin: str | None = None) -> Result:
+    """`python -m digest ARGS` with its stdout and stderr going to the named files (such as
+    /dev/full, or a file on a full disk) instead of pipes: what a shell redirect does."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    with open(stdout or os.devnull, "wb") as out, open(stderr or os.devnull, "wb") as err:
+        done = subprocess.run([sys.executable, "-m", "digest", *args], input=(stdin or "").encode(),
+                              stdout=out if stdout else subprocess.PIPE,
+                              stderr=err if stderr else subprocess.PIPE, env=env, check=False,
+                              timeout=120)
+    return Result(done.returncode, (done.stdout or b"").decode(), (done.stderr or b"").decode())

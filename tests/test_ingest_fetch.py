@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -276,3 +277,66 @@ def test_a_refused_connection_is_retried_then_reported(tmp_path, fake_time):
     (error,) = result.errors
     assert "ConnectError" in error.problem and "after 3 tries" in error.problem
     assert fake_time.sleeps == [0.5, 1.0]
+
+
+@pytest.fixture
+def cache_disk(tmp_path: Path) -> Iterator[Path]:
+    """A small tmpfs for the HTTP cache, to remount read-only; always unmounted."""
+    disk = tmp_path / "cache-disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _read_only(disk: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_and_the_download_is_used(
+        server, cache_disk, fake_time):
+    """A read-only (or full) $DIGEST_HOME turned a downloaded listing into "could not be
+    read: unexpected OSError ([Errno 30] Read-only file system: '.../http-cache/...') (please
+    report this ... as a digest bug)": its papers were left out (a probe, this stop). The
+    cache is only a cache: the body fetched is used, and a warning names the cache folder."""
+    _read_only(cache_disk)
+    secret = server.queue("/feed", Reply(headers={"ETag": '"v1"'})) + "?api_key=sekrit"
+    server.replies["/feed?api_key=sekrit"] = [Reply(headers={"ETag": '"v1"'})]
+    with Fetcher(cache_dir=cache_disk / "http-cache", clock=fake_time.clock,
+                 sleep=fake_time.sleep, now=fake_time.clock) as client:
+        result = load_sources([secret], fetcher=client)
+    assert result.errors == [] and len(result.records) == 2
+    (warning,) = result.warnings
+    assert str(cache_disk / "http-cache") in warning and "Read-only" in warning
+    assert "sekrit" not in warning and "bug" not in warning
+
+
+def test_a_revalidated_copy_whose_cache_entry_cannot_be_renewed_is_still_used(
+        server, cache_disk, fake_time):
+    """The same for a 304: the cached copy is good, renewing its entry failed."""
+    url = server.queue("/etag", Reply(headers={"ETag": '"v1"'}))
+    with Fetcher(cache_dir=cache_disk, clock=fake_time.clock, sleep=fake_time.sleep,
+                 now=fake_time.clock) as client:
+        client.fetch(url)
+        _read_only(cache_disk)
+        result = load_sources([url], fetcher=client)
+    assert result.errors == [] and len(result.records) == 2
+    (warning,) = result.warnings
+    assert str(cache_disk) in warning and "Read-only" in warning
+
+
+def test_a_digest_of_one_url_with_a_read_only_digest_home_is_made_with_a_warning(
+        server, cache_disk, monkeypatch):
+    """With only a URL source and a read-only $DIGEST_HOME the run exited 1 (nothing read),
+    not even 75 (a probe, this stop): now the downloaded papers make the issue."""
+    from tests.opsrun import cli
+
+    monkeypatch.setenv("DIGEST_HOME", str(cache_disk))
+    _read_only(cache_disk)
+    url = server.queue("/rss/cs.CL", Reply(headers={"Content-Type": "application/rss+xml"}))
+    result = cli("summarize", url, "--backend", "offline", "--week", "2026-W47")
+    assert result.returncode == 0, result.stderr
+    assert "http-cache" in result.stderr and "could not be written" in result.stderr
+    assert "Error" not in result.stderr and result.stdout.count("\n- **") == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.opsrun import cli, kill9, start_paused
+from tests.opsrun import cli, kill9, run_process, start_paused
 from tests.test_mail import Recorder, mail_env, smtp_server  # noqa: F401 - fixtures
 
 
@@ -131,3 +131,93 @@ def test_email_refuses_to_mail_another_issue_than_the_one_published(mail_env, tm
     assert "not the issue published" in other.stderr and other.stdout == ""
     same = cli("email", *common, "--max-papers", "5", "--eml")
     assert same.returncode == 0, same.stderr
+
+
+def test_no_smtp_server_is_a_usage_error_that_records_no_sending_and_blocks_no_later_run(
+        mail_env, smtp_server, monkeypatch, tmp_path):
+    """Without DIGEST_SMTP_HOST the run exited 2 "no SMTP server to send through" but left
+    the sending recorded UNCONFIRMED, so every later run, even with a working --smtp-host,
+    exited 1 "was interrupted before the server confirmed it ... resend" (a probe, this
+    stop). Now the settings are checked before the sending is recorded."""
+    state = tmp_path / "state.sqlite"
+    failed = cli("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                 "--state", str(state))
+    assert failed.returncode == 2, failed.stderr
+    assert "no SMTP server" in failed.stderr and "--smtp-host" in failed.stderr
+    assert not state.exists() or sendings(state) == []
+    handler = Recorder()
+    retry = send(state, smtp_server(handler).port)
+    assert retry.returncode == 0, retry.stderr
+    assert len(handler.messages) == 1
+
+
+@pytest.mark.parametrize("host", ["smtp..example.org", "smtp.example.org:587", "smtp example.org",
+                                  "x" * 64 + ".example.org"])
+def test_a_malformed_smtp_host_is_a_usage_error_naming_it_and_records_no_sending(
+        mail_env, monkeypatch, tmp_path, host):
+    """--smtp-host smtp..example.org (a typo) ended in a Python traceback (UnicodeError:
+    encoding with 'idna' codec failed), exit 1, and an UNCONFIRMED sending that blocked the
+    week (a probe, this stop); "host:port" was retried for ever (exit 75). Now a host name
+    that cannot be one is exit 2 naming the setting, before anything is recorded."""
+    state = tmp_path / "state.sqlite"
+    monkeypatch.setenv("DIGEST_SMTP_HOST", host)
+    result = cli("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                 "--state", str(state))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert repr(host) in result.stderr and "$DIGEST_SMTP_HOST" in result.stderr
+    assert not state.exists() or sendings(state) == []
+
+
+def test_a_sending_that_fails_before_the_hand_over_is_forgotten_whatever_the_error(tmp_path):
+    """send_recorded forgot the record only on MailError: a ConfigError raised by the
+    delivery (a MailSettings without a host, from a Python caller) left it UNCONFIRMED."""
+    from digest.errors import ConfigError
+    from digest.sending import send_recorded
+    from digest.state import Store
+
+    def no_server():  # type: ignore[no-untyped-def]
+        raise ConfigError("no SMTP server to send through", setting="smtp_host")
+
+    with Store(tmp_path / "state.sqlite") as store:
+        with pytest.raises(ConfigError):
+            send_recorded(store, "2026-W47", "<m@x>", ("a@example.org",), no_server)
+        assert store.sendings("2026-W47") == []
+
+
+class RudeGoodbye(Recorder):
+    """Takes the message (250), then answers QUIT with a 4xx instead of 221."""
+
+    async def handle_QUIT(self, server, session, envelope):  # noqa: N802
+        return "421 4.3.0 closing"
+
+
+def test_a_failed_goodbye_after_the_server_took_the_message_keeps_the_sending(
+        mail_env, smtp_server, tmp_path):
+    """A server that took the message (250) and then answered QUIT with a 4xx made the run
+    exit 75 and forget the sending, so the retry mailed everyone twice (a probe, this stop).
+    Once the server has accepted DATA the message is out: the sending is confirmed."""
+    handler = RudeGoodbye()
+    state = tmp_path / "state.sqlite"
+    first = send(state, smtp_server(handler).port)
+    assert first.returncode == 0, first.stderr
+    assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]
+    again = send(state, smtp_server(handler).port)
+    assert again.returncode == 0 and "already sent" in again.stdout, again.stderr
+    assert len(handler.messages) == 1
+
+
+def test_a_sent_mail_whose_summary_cannot_be_printed_is_recorded_and_exits_0(
+        mail_env, smtp_server, tmp_path):
+    """`digest email > /dev/full` sent the mail, then exited 75 "Error: .: cannot write ...;
+    nothing more was done" (a probe, this stop): the message went out, so exit 0, and stderr
+    says only the summary line was lost."""
+    handler = Recorder()
+    state = tmp_path / "state.sqlite"
+    result = run_process("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                         "--state", str(state), "--smtp-host", "127.0.0.1", "--smtp-port",
+                         str(smtp_server(handler).port), stdout="/dev/full")
+    assert result.returncode == 0, result.stderr
+    assert "standard output" in result.stderr and "was sent" in result.stderr
+    assert len(handler.messages) == 1
+    assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]

@@ -130,3 +130,54 @@ def test_a_re_run_without_a_format_drops_that_format_s_old_file_and_its_links(tm
     assert not (out / "2026-W47.html").exists() and not (out / "2026-W47.txt").exists()
     assert "2026-W47.html" not in (out / "index.md").read_text()
     assert "2026-W47.html" not in (out / "feed.xml").read_text()
+
+
+def test_a_pending_issue_whose_templates_are_gone_says_so_and_how_to_finish_it(tmp_path):
+    """A run with --templates T killed at the files, then T deleted: every later newsletter
+    or email exited 2 "templates folder T: no such folder (set by --templates ...)", though
+    it had no --templates (a probe, this stop). The pending issue's index and feed are
+    rendered with the templates it was made with: the error says which week, which folder,
+    and to restore it."""
+    import shutil
+
+    from digest.render.renderer import TEMPLATES_DIR
+
+    state, out, args = setup(tmp_path)
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    shutil.copy(TEMPLATES_DIR / "index.md.j2", templates / "index.md.j2")
+    run = start_paused(tmp_path, "files", "newsletter", str(tmp_path / "in" / "2026-W46.jsonl"),
+                       "--week", "2026-W46", "--templates", str(templates), *args)
+    kill9(run)
+    shutil.rmtree(templates)
+    later = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert later.returncode == 1, later.stderr
+    (line,) = later.stderr.strip().splitlines()
+    assert "2026-W46" in line and str(templates) in line and "restore" in line, line
+    assert "set by --templates" not in line
+    templates.mkdir()
+    shutil.copy(TEMPLATES_DIR / "index.md.j2", templates / "index.md.j2")
+    again = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert again.returncode == 0, again.stderr
+    assert sorted(published(state)) == ["2026-W46", "2026-W47"]
+
+
+def test_an_index_that_is_a_folder_is_named_and_the_fix_given_works(tmp_path):
+    """index.md replaced by a folder: the error named a temp file ".index.md.h0qn63f4:
+    cannot write (Is a directory)" and advised "choose another output folder (set by
+    --out)", but a run with another --out failed the same way, as it first finishes the
+    pending issue in its own folder (a probe, this stop)."""
+    state, out, args = setup(tmp_path)
+    assert cli("newsletter", str(tmp_path / "in"), "--week", "2026-W46", *args).returncode == 0
+    (out / "index.md").unlink()
+    (out / "index.md").mkdir()
+    failed = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert failed.returncode == 1, failed.stderr
+    (line,) = failed.stderr.strip().splitlines()
+    assert f"{out / 'index.md'}: cannot write" in line and ".index.md." not in line, line
+    assert "another output folder" not in line and "--out" not in line
+    assert "remove" in line and pending_weeks(state) == ["2026-W47"]
+    (out / "index.md").rmdir()  # the fix the line gives
+    again = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert again.returncode == 0, again.stderr
+    assert "2026-W47" in (out / "index.md").read_text()

@@ -17,7 +17,15 @@ import pytest
 
 from digest.state import Store
 from tests.conftest import EXAMPLES
-from tests.opsrun import cli, pending_weeks, published, week_listing
+from tests.opsrun import (
+    cli,
+    kill9,
+    pending_weeks,
+    published,
+    run_process,
+    start_paused,
+    week_listing,
+)
 
 MAILS = sorted(EXAMPLES.glob("daily_papers_*.txt"))
 
@@ -284,3 +292,98 @@ def test_a_store_killed_mid_checkpoint_is_recovered_from_its_wal_not_called_trun
     assert copy.stat().st_size < grown.stat().st_size
     with Store(copy) as store:
         assert store._db.execute("SELECT count(*) FROM filler").fetchone()[0] == 200
+
+
+def leave_free(disk: Path, size: int) -> None:
+    """Fill ``disk`` but for ``size`` bytes."""
+    space = os.statvfs(disk)
+    (disk / "filler").write_bytes(b"\0" * (space.f_bavail * space.f_frsize - size))
+
+
+@pytest.mark.parametrize("where", ["a full disk", "/dev/full"])
+def test_a_message_written_out_as_eml_that_does_not_fit_exits_75_naming_standard_output(
+        small_disk, monkeypatch, where):
+    """`digest email --eml > file` on a full disk wrote a cut-off message and exited 0 (a short
+    write was ignored); > /dev/full said "Error: .: cannot write ... nothing more was done"
+    (a probe, this stop). The message is the product: written whole, or exit 75."""
+    monkeypatch.setenv("DIGEST_MAIL_FROM", "digest@example.org")
+    monkeypatch.setenv("DIGEST_MAIL_TO", "team@example.org")
+    target = small_disk / "issue.eml" if where == "a full disk" else Path("/dev/full")
+    if where == "a full disk":
+        leave_free(small_disk, 16384)  # the message is ~47 KB
+    result = run_process("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                         "--eml", stdout=str(target))
+    line = one_line_error(result, 75)
+    assert "standard output" in line and "not written whole" in line, line
+
+
+def test_summarize_to_a_full_stdout_exits_75_naming_standard_output():
+    """summarize's Markdown is its product: stdout that cannot take it is a retry (75),
+    not "Error: .: cannot write"."""
+    result = run_process("summarize", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                         "offline", stdout="/dev/full")
+    line = one_line_error(result, 75)
+    assert "standard output" in line and not line.startswith("Error: .:"), line
+
+
+def test_a_newsletter_whose_path_cannot_be_printed_is_still_published_and_exits_0(tmp_path):
+    """`digest newsletter > /dev/full` published the issue, then said "Error: .: cannot write
+    (No space left on device); nothing more was done" and exited 75 (a probe, this stop).
+    The issue is the product: it is out, so the run exits 0 and says, on stderr, that only
+    its path could not be printed (and `&& digest email` still runs)."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    result = run_process("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                         "offline", "--state", str(state), "--out", str(out),
+                         stdout="/dev/full")
+    assert result.returncode == 0, result.stderr
+    assert "standard output" in result.stderr and "published" in result.stderr
+    assert "nothing more was done" not in result.stderr and "Error" not in result.stderr
+    assert (out / "2026-W47.md").exists() and "2026-W47" in published(state)
+
+
+def test_ingest_whose_summary_cannot_be_printed_keeps_the_mail_and_exits_0(tmp_path):
+    """`digest ingest - > /dev/full` kept the mail, then exited 75 "nothing more was done":
+    the MTA delivered it again (a probe, this stop). The mail is stored: exit 0."""
+    state = tmp_path / "state.sqlite"
+    result = run_process("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text(),
+                         stdout="/dev/full")
+    assert result.returncode == 0, result.stderr
+    assert "standard output" in result.stderr and "kept" in result.stderr
+    assert inbox_count(state) == 13
+
+
+
+def test_an_unwritable_stderr_does_not_change_the_exit_code_of_a_locked_run(tmp_path):
+    """With stderr on a full log disk (the README's cron line `2>> /var/log/digest.log`), a
+    run finding the lock held exited 1, not 75: writing the error raised OSError inside the
+    error handler (a probe, this stop)."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    args = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--state", str(state), "--out", str(out)]
+    holder = start_paused(tmp_path, "locked", *args)
+    try:
+        second = run_process(*args, stderr="/dev/full")
+    finally:
+        kill9(holder)
+    assert second.returncode == 75
+
+
+def test_ingest_into_a_read_only_store_exits_75_even_when_stderr_is_full(small_disk):
+    """The mail hook exited 1 (the MTA bounced the mail) instead of 75 when its stderr could
+    not be written (a probe, this stop)."""
+    state = small_disk / "state.sqlite"
+    assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    result = run_process("ingest", "-", "--state", str(state), stdin=MAILS[1].read_text(),
+                         stderr="/dev/full")
+    assert result.returncode == 75
+
+
+def test_a_newsletter_with_neither_stdout_nor_stderr_writable_still_exits_0(tmp_path):
+    """The issue is out: a lost path line and a lost warning change nothing of that."""
+    out = tmp_path / "out"
+    result = run_process("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                         "offline", "--state", str(tmp_path / "s.sqlite"), "--out", str(out),
+                         stdout="/dev/full", stderr="/dev/full")
+    assert result.returncode == 0
+    assert (out / "2026-W47.md").exists()

@@ -192,8 +192,9 @@ class Fetcher:
                  cached: tuple[Entry, bytes] | None) -> Fetched:
         status = response.status_code
         if status == 304 and cached:
-            self.cache.revalidated(url, cached[0], response.headers)
-            return Fetched(cached[1], cached[0].content_type, from_cache=True)
+            problem = self._keep(shown, lambda: self.cache.revalidated(url, cached[0],
+                                                                       response.headers))
+            return Fetched(cached[1], cached[0].content_type, problem, from_cache=True)
         if status in RETRY_STATUSES:
             raise _Transient(f"HTTP {status} {response.reason_phrase}".strip(),
                              parse_retry_after(response.headers.get("retry-after")))
@@ -201,8 +202,20 @@ class Fetcher:
             raise SourceError(shown, f"the server answered HTTP {status} "
                               f"{response.reason_phrase}".rstrip(),
                               fix="check the URL" if status < 500 else "try again later")
-        self.cache.store(url, shown, response.headers, body)
-        return Fetched(body, response.headers.get("content-type"))
+        problem = self._keep(shown, lambda: self.cache.store(url, shown, response.headers, body))
+        return Fetched(body, response.headers.get("content-type"), problem)
+
+    def _keep(self, shown: str, write: Callable[[], None]) -> str | None:
+        """Write to the cache; a cache that cannot be written (a full or read-only
+        $DIGEST_HOME) is a warning, as for the LLM answers: the body fetched is used."""
+        try:
+            write()
+        except OSError as error:
+            return describe(shown, f"fetched, but the HTTP cache {self.cache.folder} could not "
+                            f"be written ({error.strerror or type(error).__name__})",
+                            fix="free space or make it writable: until then each run "
+                                "downloads it again")
+        return None
 
     def _pause(self, attempt: int, retry_after: float | None) -> float:
         pause = retry_after if retry_after is not None else self.backoff_s * 2 ** attempt
