@@ -68,8 +68,7 @@ def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
         raise ConfigError("no sender address", setting="mail_from")
     if not recipients:
         raise ConfigError("no recipient address", setting="mail_to")
-    for address in (sender, *recipients):
-        _check_address(address)
+    sender, recipients = _checked_address(sender), tuple(map(_checked_address, recipients))
     host = settings["smtp_host"] or None
     if host is None and sending:
         raise _no_server()
@@ -128,7 +127,9 @@ def send(message: EmailMessage, settings: MailSettings,
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
             _open_session(smtp, settings)
-            refused = smtp.send_message(message, settings.sender, list(envelope))
+            specs = {_addr_spec(rcpt): rcpt for rcpt in envelope}
+            refused = smtp.send_message(message, _addr_spec(settings.sender), list(specs))
+            refused = {specs.get(spec, spec): answer for spec, answer in refused.items()}
             answer = smtp.last_answer
     except smtplib.SMTPAuthenticationError as error:
         if 400 <= error.smtp_code < 500:
@@ -141,7 +142,8 @@ def send(message: EmailMessage, settings: MailSettings,
                         "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
                         "submission server that does (usually port 587)") from None
     except smtplib.SMTPRecipientsRefused as error:
-        raise _refused(where, error.recipients) from None
+        raise _refused(where, {_named(rcpt, envelope): answer
+                               for rcpt, answer in error.recipients.items()}) from None
     except smtplib.SMTPResponseException as error:
         raise _by_code(where, error.smtp_code, _text(error.smtp_error)) from None
     except ssl.SSLCertVerificationError as error:
@@ -244,13 +246,30 @@ def _split_addresses(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def _check_address(address: str) -> None:
+def _checked_address(address: str) -> str:
+    """``address`` ("team@example.org" or "Name <team@example.org>") with its domain in the
+    ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError."""
     if any(ch in address for ch in "\r\n") or "@" not in address:
         raise ConfigError(f"{address!r} is not an e-mail address")
+    name, _, spec = address.rpartition("<") if address.rstrip().endswith(">") else ("", "", address)
+    local, _, domain = spec.rstrip().rstrip(">").strip().rpartition("@")
     try:
-        Address(addr_spec=address.split("<")[-1].rstrip(">").strip())
-    except (ValueError, IndexError) as error:
+        ascii_domain = domain.encode("idna").decode("ascii")
+        checked = Address(display_name=name.strip().strip('"'),
+                          addr_spec=f"{local}@{ascii_domain}")
+    except (ValueError, IndexError, UnicodeError) as error:
         raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
+    return str(checked)
+
+
+def _named(spec: str, addresses: tuple[str, ...]) -> str:
+    return next((address for address in addresses if _addr_spec(address) == spec), spec)
+
+
+def _addr_spec(address: str) -> str:
+    """The bare address of a checked one: what the SMTP envelope carries (a name there, and
+    one in another script above all, would need the server's SMTPUTF8)."""
+    return address.rpartition("<")[2].rstrip(">") if address.endswith(">") else address
 
 
 def _domain(address: str) -> str:

@@ -122,6 +122,24 @@ def test_send_by_smtp_with_login_and_no_password_anywhere(mail_env, smtp_server,
     assert PASSWORD not in result.output + report.read_text()
 
 
+def test_addresses_with_a_name_or_a_domain_in_another_script_reach_a_plain_server(
+        mail_env, smtp_server, monkeypatch):
+    """"Jörg Muster <team@example.org>" or "lab@exämple.org" needed the server's SMTPUTF8 (the
+    envelope took the name along, the domain was not in its ASCII form); a server without it
+    was reported as one that "offers no login (AUTH)", and the To header of the message
+    written out held an encoded word inside the address (a probe, this stop)."""
+    monkeypatch.setenv("DIGEST_MAIL_TO", "Jörg Muster <team@example.org>, lab@exämple.org")
+    handler = Recorder()
+    server = smtp_server(handler)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+    assert handler.envelopes == [("digest@example.org",
+                                  ["team@example.org", "lab@xn--exmple-cua.org"])]
+    written = email.message_from_bytes(_email("--eml").stdout_bytes, policy=email.policy.default)
+    assert written["To"].addresses[1].addr_spec == "lab@xn--exmple-cua.org"
+    assert written["To"].addresses[0].display_name == "Jörg Muster"
+
+
 def test_wrong_password_is_a_final_error_that_says_what_to_fix(mail_env, smtp_server,
                                                                monkeypatch):
     server = smtp_server(Recorder(), authenticator=_check_login, auth_require_tls=False)
