@@ -25,6 +25,11 @@ def status(state_path: Path) -> dict[str, Any]:
         return {
             "state": str(state_path), "lock_holder": holder(state_path),
             "pending": [week for week, _, _ in store.pending()],
+            "pending_blocked": {week: f"made with the templates in {payload['templates']}, "
+                                "which are gone: restore them"
+                                for week, _, payload in store.pending()
+                                if payload.get("templates")
+                                and not Path(payload["templates"]).is_dir()},
             "inbox": store.inbox_size(),
             "next_week": _week_after(last["week"]) if last else current_week(),
             "last_issue": {key: last[key] for key in ("week", "papers", "published_at")}
@@ -47,12 +52,18 @@ def history(state_path: Path) -> list[dict[str, Any]]:
                 for row in reversed(store.issues())]
 
 
+def _pending(week: str, data: dict[str, Any]) -> str:
+    blocked = data.get("pending_blocked", {}).get(week)
+    return f"{week} ({blocked}; the next run then finishes it)" if blocked else (
+        f"{week} (the next run finishes it)")
+
+
 def status_lines(data: dict[str, Any]) -> list[str]:
     last, sending = data["last_issue"], data["last_sending"]
     return [
         f"store:        {data['state']}",
         "run lock:     " + (describe(data["lock_holder"]) if data["lock_holder"] else "free"),
-        "pending:      " + (", ".join(data["pending"]) + " (the next run finishes it)"
+        "pending:      " + (", ".join(_pending(week, data) for week in data["pending"])
                             if data["pending"] else "none"),
         f"inbox:        {data['inbox']} record(s) waiting",
         f"next week:    {data['next_week']}",

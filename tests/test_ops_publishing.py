@@ -155,6 +155,9 @@ def test_a_pending_issue_whose_templates_are_gone_says_so_and_how_to_finish_it(t
     (line,) = later.stderr.strip().splitlines()
     assert "2026-W46" in line and str(templates) in line and "restore" in line, line
     assert "set by --templates" not in line
+    status = cli("status", "--state", str(state))
+    assert f"2026-W46 (made with the templates in {templates}, which are gone: restore them" in (
+        status.stdout)  # it said "the next run finishes it"
     templates.mkdir()
     shutil.copy(TEMPLATES_DIR / "index.md.j2", templates / "index.md.j2")
     again = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
