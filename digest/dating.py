@@ -14,7 +14,7 @@ one's: ``--catch-up`` writes only weeks after the last issue) is late: an arXiv 
 after Monday's run, a listing file put in the folder on Tuesday. The next new issue takes
 it (:func:`late_records`), once. Every inbox record is told so (the inbox knows which issue
 took each); a listing record only when its week's issue recorded what its run read
-(``Store.record_considered``) and neither that run nor any issue since read it, and no
+(kept with the issue when it is out) and neither that run nor any issue since read it, and no
 issue published its paper: a record the run left out (the profile, ``--max-papers``) is
 not late, and the weeks of issues published before digest kept that record have no late
 records, so a folder of old listings is never pulled into the next issue. A re-run of a
@@ -38,7 +38,7 @@ from .weeks import parse_week, week_of
 @dataclass(frozen=True)
 class Considered:
     """What a week's run read: the content keys of its records (an array: 8 bytes a key, where
-    an int object is 36), and of the late ones among them (``Store.record_considered`` keeps
+    an int object is 36), and of the late ones among them (the store keeps
     them with its issue)."""
 
     keys: array[int]

@@ -198,11 +198,10 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
     ``feed.xml`` as a recorded transaction (``digest.publishing``); return the Markdown's
     path."""
     with report.stage("publish"):
-        if built.considered is not None:  # before it is out: an issue recovered has it too
-            store.record_considered(built.issue.week, built.considered.keys,
-                                    built.considered.late)
+        read = built.considered
         paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
-                              templates_dir=templates_dir, site_url=site_url)
+                              templates_dir=templates_dir, site_url=site_url,
+                              read=(read.keys, read.late) if read is not None else None)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 

@@ -27,7 +27,7 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,9 +61,12 @@ REPORT_KEYS = {".md": "markdown", ".html": "html", ".txt": "text"}
 
 def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store, *,
                   formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
-                  site_url: str | None = None) -> dict[str, Path]:
+                  site_url: str | None = None,
+                  read: tuple[Iterable[int], Iterable[int]] | None = None) -> dict[str, Path]:
     """Publish ``issue`` into ``out`` as a recorded transaction; return the paths written,
-    keyed as in the run report (markdown, html, text, index, feed)."""
+    keyed as in the run report (markdown, html, text, index, feed). ``read``: the content
+    keys of the records its run read, and of the late ones among them (``digest.dating``),
+    kept when the issue is out and not before: a run that fails has read nothing."""
     renderer = Renderer(templates_dir)
     files = render_issue(issue, out, formats=formats, renderer=renderer,
                          history=archive_history(out, store))
@@ -75,7 +78,8 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
                "aliases": sorted({name for paper in papers for name in published_names(paper)}),
                "inbox": sorted({record_key(record) for record in inbox}),
                "history": history_to_json(history_entry(issue)),
-               "site_url": site_url, "templates": str(templates_dir) if templates_dir else None}
+               "site_url": site_url, "templates": str(templates_dir) if templates_dir else None,
+               "read": {"keys": list(read[0]), "late": sorted(read[1])} if read else None}
     content_hash = files_hash(texts)
     store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload)
     pause_at("pending")

@@ -265,7 +265,7 @@ class Store:
 
     def finish_publishing(self, week: str) -> None:
         """In one transaction: the pending issue's papers become published, its inbox
-        records used, and the issue a row of ``issues``."""
+        records used, what its run read kept, and the issue a row of ``issues``."""
         with self._guard(), self._db:
             self._db.execute("BEGIN IMMEDIATE")
             row = self._db.execute("SELECT out_dir, content_hash, payload FROM pending "
@@ -284,7 +284,18 @@ class Store:
                  json.dumps(payload["history"], sort_keys=True)))
             self._db.executemany("UPDATE inbox SET used_in = ? WHERE key = ? AND used_in IS NULL",
                                  [(week, key) for key in payload["inbox"]])
+            if payload.get("read") is not None:  # what the run read goes with its issue
+                self._keep_read(week, payload["read"]["keys"], payload["read"]["late"])
             self._db.execute("DELETE FROM pending WHERE week = ?", (week,))
+
+    def _keep_read(self, week: str, keys: Iterable[int], late: Iterable[int]) -> None:
+        """The content keys of the records ``week``'s run read (``late``: those it took from
+        an earlier week), in place of an earlier run's (``digest.dating``)."""
+        self._db.execute("DELETE FROM considered WHERE week = ?", (week,))
+        self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) VALUES (?, ?, 1)",
+                             ((week, key) for key in late))
+        self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) VALUES (?, ?, 0)",
+                             ((week, key) for key in keys))
 
     def issues(self) -> list[dict[str, Any]]:
         """Every published issue, oldest first: week, papers, out_dir, files, history, at."""
@@ -294,18 +305,6 @@ class Store:
                  "files": json.loads(files) if files else [],
                  "history": json.loads(history) if history else None, "published_at": at}
                 for week, papers, out_dir, files, history, at in rows]
-
-    def record_considered(self, week: str, keys: Iterable[int], late: Iterable[int]) -> None:
-        """The content keys of the records ``week``'s run read (``late``: those it took from
-        an earlier week), in place of an earlier run's."""
-        late_keys = set(late)
-        with self._guard(), self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM considered WHERE week = ?", (week,))
-            self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) "
-                                 "VALUES (?, ?, ?)", ((week, key, 1) for key in late_keys))
-            self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) "
-                                 "VALUES (?, ?, 0)", ((week, key) for key in keys))
 
     def considered_in(self, week: str, *, late: bool = False) -> set[int]:
         """The content keys ``week``'s published issue's run read (``late``: only those of

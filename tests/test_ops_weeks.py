@@ -209,6 +209,30 @@ def test_a_listing_file_dated_in_a_week_already_out_goes_into_the_next_issue_onc
     assert issue_papers((out / "2026-W47.md").read_text()) == 1  # taken once, not again
 
 
+def test_a_failed_rerun_of_a_published_week_leaves_its_late_file_to_the_next_issue(tmp_path):
+    """The store took a re-run's record of what it read before the re-run's issue was out: a
+    re-run of W45 that failed while rendering (a broken HTML template) left W45's issue with its
+    3 papers while the store said W45's run had read the late file, and W46 never took it: two
+    papers in no issue, without a warning (a probe, this stop). What a run read now changes
+    with its issue, in the same transaction."""
+    folder, args = tmp_path / "listings", _late_file_args(tmp_path)
+    week_listing(folder, "2026-W45", 3)
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    week_listing(folder, "2026-W45", 2, tag="late")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "issue.html.j2").write_text("<p>{{ issue.no_such_thing }}</p>\n")
+    failed = cli("newsletter", str(folder), "--week", "2026-W45", "--templates", str(broken),
+                 "--formats", "md,html", *args)
+    assert failed.returncode == 1, failed.stderr
+    week_listing(folder, "2026-W46", 2)
+    w46 = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert w46.returncode == 0, w46.stderr
+    assert "whose issue is out (2026-W45)" in w46.stderr
+    assert {week: len(ids) for week, ids in published(tmp_path / "s.sqlite").items()} == {
+        "2026-W45": 3, "2026-W46": 4}
+
+
 def test_a_late_listing_file_alone_makes_a_catch_up_write_the_week_after_the_last_issue(
         tmp_path):
     folder, out, args = tmp_path / "listings", tmp_path / "out", _late_file_args(tmp_path)
