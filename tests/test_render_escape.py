@@ -441,6 +441,15 @@ CONSTRUCTS = [
     "{% set t %}{{ v }}{% endset %}{{ t | wordwrap(3) }} {{ v }}",
     "{% set t %}<i>{{ v }}</i>{% endset %}{{ t | reverse }} {{ v }}",
     "{% filter reverse %}<i>{{ v }}</i>{% endfilter %} {{ v }}",
+    # a value as the argument of a filter applied to markup the template made (a probe, this
+    # stop: jinja2's indent marks its indent string as markup when the text is markup)
+    "{% set m %}\nx\n{% endset %}{{ m | indent(v, true, true) }}",
+    "{% set m %}<i>x</i>\n<i>y</i>{% endset %}{{ m | indent(v) }}",
+    "{% set m %}<i>x x x x</i>{% endset %}{{ m | wordwrap(3, wrapstring=v) }}",
+    "{% set m %}<i>x</i>{% endset %}{{ [m, m] | join(v) }}",
+    "{% set m %}<i>x</i>{% endset %}{{ m | replace('x', v) }}",
+    "{% set m %}<i>%s</i>{% endset %}{{ m | format(v) }}",
+    "{% set m %}<i>{{ 'x ' * 150 }}</i>{% endset %}{{ m | truncate(250, true, v) }}",
 ]
 # Constructs a template may not use in HTML or XML: each is a TemplateError naming it.
 REFUSED = [

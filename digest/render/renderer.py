@@ -113,6 +113,12 @@ def _escaping_filters(kind: str) -> dict[str, Callable[..., Any]]:
         return as_text(_text_of(value)[::-1]) if isinstance(value, str) else filters.do_reverse(
             value)
 
+    def indent(value: Any, width: Any = 4, first: bool = False, blank: bool = False) -> Any:
+        """jinja2's indent takes an indent string given with markup for markup itself."""
+        if isinstance(width, str) and not isinstance(width, Markup):
+            width = as_text(width)
+        return filters.do_indent(value, width, first, blank)
+
     def escape_text(value: Any) -> Markup:
         return value if isinstance(value, Markup) else as_text(value)
 
@@ -121,7 +127,7 @@ def _escaping_filters(kind: str) -> dict[str, Callable[..., Any]]:
 
     return {"safe": _as_is, "urlize": _as_is, "tojson": tojson,
             "striptags": lambda value: as_text(filters.do_striptags(value)),
-            "truncate": truncate, "wordwrap": wordwrap, "reverse": reverse,
+            "truncate": truncate, "wordwrap": wordwrap, "reverse": reverse, "indent": indent,
             "e": escape_text, "escape": escape_text, "forceescape": forceescape}
 
 
