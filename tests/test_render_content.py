@@ -398,6 +398,31 @@ def test_a_user_template_that_is_not_utf8_is_a_template_error_naming_the_file(tm
     assert f"{templates / 'issue.md.j2'}: not valid UTF-8" in result.stderr
 
 
+@pytest.mark.parametrize(("template", "error"), [
+    ("line one\n{{ 1 // 0 }}\n", "ZeroDivisionError"),
+    ("line one\n<p{{ {issue.title: 1} | xmlattr }}>\n", "ValueError"),
+    ("line one\n{{ issue.title | truncate(1, true, '...') }}\n", "AssertionError"),
+])
+def test_a_user_template_failing_while_it_renders_is_a_template_error_naming_its_line(
+        tmp_path, template, error):
+    """`{{ 1 // 0 }}`, or an attribute name made of a title (fine until a week's title has a
+    space), ended in a Python traceback, exit 1 (a probe, this stop)."""
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "issue.html.j2").write_text(template)
+    with pytest.raises(TemplateError) as caught:
+        Renderer(templates).html(plain_issue())
+    message = str(caught.value)
+    assert message.startswith(f"{templates / 'issue.html.j2'}:2: ") and error in message, message
+    assert "\n" not in message
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline", "--out",
+        str(tmp_path / "out"), "--state", str(tmp_path / "s.sqlite"), "--formats", "md,html",
+        "--templates", str(templates)])
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"{templates / 'issue.html.j2'}:2" in result.stderr
+
+
 def test_an_issue_the_profile_emptied_says_so():
     """Every paper excluded by the profile: the issue said "The listings read for this week
     held no papers to report", though they held 30 (a probe, stop 28)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -271,7 +272,25 @@ class Renderer:
             where = f"{exc.filename}:{exc.lineno}" if isinstance(
                 exc, jinja2.TemplateSyntaxError) else name
             raise TemplateError(f"{where}: {exc}{_fix(exc)}") from None
+        except Exception as exc:
+            where = self._users_line(exc)
+            if where is None:
+                raise  # digest's own templates or code: a bug to report, not a template to fix
+            message = " ".join(str(exc).split())
+            raise TemplateError(f"{where}: {type(exc).__name__}: {message} (the template "
+                                "failed while rendering this issue: fix that line)") from None
         return _tidy(text)
+
+    def _users_line(self, error: BaseException) -> str | None:
+        """"FILE:LINE" of the last line of a template of the user's the error passed through
+        (jinja2 puts the template's own lines in the traceback), if any."""
+        if len(self._search) < 2:
+            return None
+        folder = Path(self._search[0]).resolve()
+        lines = [frame for frame in traceback.extract_tb(error.__traceback__)
+                 if frame.filename.endswith(".j2") and Path(frame.filename).resolve().parent
+                 == folder]
+        return f"{lines[-1].filename}:{lines[-1].lineno}" if lines else None
 
 
 def _fix(exc: jinja2.TemplateError) -> str:
