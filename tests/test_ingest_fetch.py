@@ -6,6 +6,8 @@ import socket
 import subprocess
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -340,3 +342,63 @@ def test_a_digest_of_one_url_with_a_read_only_digest_home_is_made_with_a_warning
     assert result.returncode == 0, result.stderr
     assert "http-cache" in result.stderr and "could not be written" in result.stderr
     assert "Error" not in result.stderr and result.stdout.count("\n- **") == 2
+
+
+def _packer(coding: str) -> zlib._Compress:
+    return zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS + (0 if coding == "deflate" else 16))
+
+
+def _encoded(chunks: Iterator[bytes], encoding: str) -> bytes:
+    """The chunks with each coding of ``encoding`` applied in turn, the first piece by piece
+    (64 MiB of zeros never sit in memory whole)."""
+    codings = [c for c in encoding.split(", ") if c != "identity"]
+    first = _packer(codings[0])
+    data = b"".join(first.compress(chunk) for chunk in chunks) + first.flush()
+    for coding in codings[1:]:
+        again = _packer(coding)
+        data = again.compress(data) + again.flush()
+    return data
+
+
+@pytest.mark.parametrize("encoding", ["gzip, gzip", "gzip", "deflate, gzip"])
+def test_a_compression_bomb_is_cut_without_holding_more_than_the_cap(
+        server, tmp_path, fake_time, encoding):
+    """6,780 bytes sent as "Content-Encoding: gzip, gzip" (4 GiB of zeros) took a run to 8.5
+    GB of RSS before "the download passed 64 MiB": httpx decoded each chunk in full before its
+    size was checked (a probe, this stop). Here 64 MiB of zeros against a 1 MiB cap."""
+    body = _encoded((bytes(1 << 20) for _ in range(64)), encoding)
+    url = server.queue("/bomb", Reply(body=body, headers={"Content-Encoding": encoding}))
+    tracemalloc.start()
+    try:
+        with fetcher(fake_time, tmp_path, max_bytes=1 << 20) as client, \
+                pytest.raises(SourceError, match="the download passed 1 MiB"):
+            client.fetch(url)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB held for a 1 MiB cap"
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip, gzip", "deflate", "identity, gzip"])
+def test_a_compressed_listing_is_decoded_layer_by_layer(server, tmp_path, fake_time, encoding):
+    url = server.queue("/packed", Reply(body=_encoded(iter([FEED]), encoding),
+                                        headers={"Content-Encoding": encoding}))
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(url).data == FEED
+    assert server.requests[0][1]["Accept-Encoding"] == "gzip, deflate"
+
+
+def test_a_bare_deflate_stream_is_read_too(server, tmp_path, fake_time):
+    bare = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    url = server.queue("/bare", Reply(body=bare.compress(FEED) + bare.flush(),
+                                      headers={"Content-Encoding": "deflate"}))
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(url).data == FEED
+
+
+def test_an_encoding_not_asked_for_is_refused_naming_it(server, tmp_path, fake_time):
+    url = server.queue("/brotli", Reply(body=b"\x0b\x02\x80{}\x03",
+                                        headers={"Content-Encoding": "br"}))
+    with fetcher(fake_time, tmp_path) as client, \
+            pytest.raises(SourceError, match="encoded as 'br'"):
+        client.fetch(url)

@@ -10,6 +10,11 @@ parameters, so tests run without waiting.
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
 server that trickles a byte every few seconds never times a read out, so the body is
 cut once the deadline passes, and no retry starts that could not finish before it.
+
+The body is decoded here, not by httpx: httpx inflates a whole chunk at once, so a few KB
+gzipped twice ("Content-Encoding: gzip, gzip") became gigabytes before its size was
+checked. Each gzip or deflate layer gives at most ``_PIECE`` bytes at a time, counted as they
+come; an encoding we did not ask for is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import importlib.metadata
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +46,8 @@ USER_AGENT = (f"digest/{importlib.metadata.version('digest')} "
               "(weekly research-paper newsletter; python-httpx)")
 ARXIV_INTERVAL_S = 3.0
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+ACCEPT_ENCODING = "gzip, deflate"
+_PIECE = 64 * 1024
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
 
@@ -106,7 +114,8 @@ class Fetcher:
 
         self.client = client or httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
-            max_redirects=5, headers={"User-Agent": USER_AGENT})
+            max_redirects=5,
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING})
         self.cache = HttpCache(cache_dir or digest_home() / "http-cache", now=now)
         self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
         polite = polite if polite is not None else {"arxiv.org": ARXIV_INTERVAL_S}
@@ -239,7 +248,8 @@ def amount(size: int) -> str:
 def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                  wall: Callable[[], float]) -> bytes:
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    for chunk in _decoded(response.iter_raw(), response.headers.get("content-encoding", ""),
+                          shown):
         size += len(chunk)
         if size > limit.max_bytes:
             raise SourceError(shown, f"the download passed {amount(limit.max_bytes)}, more "
@@ -252,3 +262,60 @@ def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                                   "fetch_deadline in the config if the server is just slow)")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _decoded(raw: Iterable[bytes], encoding: str, shown: str) -> Iterator[bytes]:
+    """The body in pieces of at most ``_PIECE`` bytes, each coding undone, the last first."""
+    pieces = iter(raw)
+    for coding in reversed([c.strip().lower() for c in encoding.split(",")]):
+        if coding in ("", "identity"):
+            continue
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise SourceError(shown, f"the server sent it encoded as {coding!r}, which digest "
+                              f"did not ask for (it asks for {ACCEPT_ENCODING})",
+                              fix="check the URL, or download the listing and give the file")
+        pieces = _Inflater(coding, shown).inflate(pieces)
+    return pieces
+
+
+class _Inflater:
+    """One gzip or deflate layer, inflated ``_PIECE`` bytes at a time."""
+
+    def __init__(self, coding: str, shown: str) -> None:
+        self.coding, self.shown = coding, shown
+        self.raw_deflate = False  # "deflate" is zlib-wrapped by the RFC; some servers send it bare
+        self.inflater = zlib.decompressobj(self._wbits())
+
+    def _wbits(self) -> int:
+        if self.coding != "deflate":
+            return 16 + zlib.MAX_WBITS
+        return -zlib.MAX_WBITS if self.raw_deflate else zlib.MAX_WBITS
+
+    def inflate(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        started = False
+        for chunk in chunks:
+            if not started and chunk and self.coding == "deflate":
+                self._choose_deflate(chunk)
+            started = started or bool(chunk)
+            yield from self._pieces(chunk)
+        yield from self._pieces(b"")  # what the last input still holds
+
+    def _choose_deflate(self, first: bytes) -> None:
+        try:
+            zlib.decompressobj(zlib.MAX_WBITS).decompress(first, 1)
+        except zlib.error:
+            self.raw_deflate = True
+            self.inflater = zlib.decompressobj(self._wbits())
+
+    def _pieces(self, data: bytes) -> Iterator[bytes]:
+        while not self.inflater.eof:
+            try:
+                piece = self.inflater.decompress(data, _PIECE)
+            except zlib.error as error:
+                raise SourceError(self.shown, f"its {self.coding} data is broken ({error})",
+                                  fix="try again later, or check the URL") from None
+            data = self.inflater.unconsumed_tail
+            if piece:
+                yield piece
+            elif not data:
+                return
