@@ -8,8 +8,9 @@ cannot be reached, a cached copy is used with a warning. The clock and sleep are
 parameters, so tests run without waiting.
 
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
-server that trickles a byte every few seconds never times a read out, so the body is
-cut once the deadline passes, and no retry starts that could not finish before it.
+server that trickles a byte every few seconds never times a read out, so every read (the
+headers' too: ``llm.deadline.request_limit``, as for the LLM client) waits at most until the
+deadline, and no retry starts that could not finish before it.
 
 The body is decoded here, not by httpx: httpx inflates a whole chunk at once, so a few KB
 gzipped twice ("Content-Encoding: gzip, gzip") became gigabytes before its size was
@@ -112,10 +113,12 @@ class Fetcher:
                  deadline_s: float = 120.0, max_bytes: int = MAX_SOURCE_BYTES) -> None:
         import httpx  # loaded when a URL is fetched, not when digest starts
 
-        self.client = client or httpx.Client(
+        from ..llm.deadline import limit_client
+
+        self.client = client or limit_client(httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
             max_redirects=5,
-            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING})
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}))
         self.cache = HttpCache(cache_dir or digest_home() / "http-cache", now=now)
         self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
         polite = polite if polite is not None else {"arxiv.org": ARXIV_INTERVAL_S}
@@ -177,12 +180,15 @@ class Fetcher:
                   cached: tuple[Entry, bytes] | None, limit: _Limit) -> Fetched:
         import httpx
 
+        from ..llm.deadline import request_limit
+
         self.limiter.wait(urlsplit(url).hostname or "")
         started = time.monotonic()
         left = max(limit.deadline - self.wall(), 0.001)
         timeout = httpx.Timeout(min(self.timeout, left), connect=min(self.timeout, 10.0, left))
-        try:
-            with self.client.stream("GET", url, headers=headers, timeout=timeout) as response:
+        try:  # every read, the headers' too, waits at most until the URL's deadline
+            with request_limit(time.monotonic() + left), \
+                    self.client.stream("GET", url, headers=headers, timeout=timeout) as response:
                 body = (_read_capped(response, shown, limit, self.wall) if response.is_success
                         else b"")
         except httpx.TooManyRedirects:
