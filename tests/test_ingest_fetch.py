@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import threading
@@ -402,3 +403,65 @@ def test_an_encoding_not_asked_for_is_refused_naming_it(server, tmp_path, fake_t
     with fetcher(fake_time, tmp_path) as client, \
             pytest.raises(SourceError, match="encoded as 'br'"):
         client.fetch(url)
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "ftp://127.0.0.1/feed.xml"])
+def test_a_redirect_to_another_scheme_is_a_final_error_naming_where_it_went(
+        server, tmp_path, fake_time, target):
+    """A redirect to file:///etc/passwd was tried 4 times (8.5 s) and reported "could not
+    fetch it: UnsupportedProtocol, after 4 tries (try again later)" (a probe, this stop)."""
+    url = server.queue("/moved", Reply(302, b"", {"Location": target}))
+    with fetcher(fake_time, tmp_path, retries=3) as client, \
+            pytest.raises(SourceError) as caught:
+        client.fetch(url)
+    assert caught.value.source == url and target in caught.value.problem
+    assert "only http(s) is followed" in caught.value.problem and "later" not in str(caught.value)
+    assert len(server.requests) == 1 and fake_time.sleeps == []
+
+
+@pytest.fixture
+def other_host() -> Iterator[str]:
+    """A server on 127.0.0.2 (loopback too: another host to the fetcher) serving FEED."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(FEED)))
+            self.end_headers()
+            self.wfile.write(FEED)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.2:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_redirect_to_another_host_is_followed_and_logged_naming_both(
+        server, tmp_path, fake_time, other_host, caplog):
+    """Policy: http(s) redirects are followed, at most 5, to any host (feeds move; curl -L does
+    the same), and a move to another host is logged at INFO naming both."""
+    url = server.queue("/redir-other", Reply(301, b"", {"Location": other_host + "/feed"}))
+    with fetcher(fake_time, tmp_path) as client, caplog.at_level(logging.INFO, "digest"):
+        assert client.fetch(url).data == FEED
+    [moved] = [r for r in caplog.records if "redirected" in r.getMessage()]
+    assert moved.levelno == logging.INFO
+    assert "from 127.0.0.1 to another host, 127.0.0.2" in moved.getMessage()
+
+
+def test_five_redirects_are_followed_and_a_sixth_is_not(server, tmp_path, fake_time):
+    for hop in range(6):
+        server.queue(f"/hop{hop}", Reply(302, b"", {"Location": f"/hop{hop + 1}"}))
+    server.queue("/hop6", Reply())
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(server.url + "/hop1").data == FEED
+        with pytest.raises(SourceError, match="too many redirects"):
+            client.fetch(server.url + "/hop0")

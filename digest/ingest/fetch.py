@@ -35,6 +35,7 @@ from ..errors import SourceError
 from ..home import digest_home
 from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
+from ..textsafety import ellipsize
 from .base import MAX_SOURCE_BYTES, describe
 from .http_cache import Entry, HttpCache
 
@@ -48,6 +49,7 @@ USER_AGENT = (f"digest/{importlib.metadata.version('digest')} "
 ARXIV_INTERVAL_S = 3.0
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 ACCEPT_ENCODING = "gzip, deflate"
+MAX_REDIRECTS = 5
 _PIECE = 64 * 1024
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
@@ -101,6 +103,31 @@ class _DeadlinePassed(_Transient):
     """The URL's overall deadline passed: not retried (a cached copy may still serve)."""
 
 
+class _OtherScheme(Exception):
+    """A redirect to a URL that is not http(s) (file:, ftp:, ...): never followed or retried."""
+
+
+def _check_redirect(response: httpx.Response) -> None:
+    """Policy: http(s) redirects are followed, at most ``MAX_REDIRECTS``, to any host (feeds
+    move; ``curl -L`` does the same), never to another scheme; a move to another host is
+    logged, naming both."""
+    import httpx
+
+    location = response.headers.get("location")
+    if not (response.has_redirect_location and location):
+        return
+    here = response.request.url
+    try:
+        there = here.join(location)
+    except httpx.InvalidURL:  # httpx reports the bad Location itself
+        return
+    if there.scheme not in ("http", "https"):
+        raise _OtherScheme(ellipsize(url_for_logs(location.strip()), 200))
+    if there.host != here.host:
+        logger.info("%s: redirected from %s to another host, %s", url_for_logs(str(here)),
+                    here.host, there.host)
+
+
 class Fetcher:
     """Gets URLs for ingest. Use as a context manager, or call ``close``."""
 
@@ -117,7 +144,7 @@ class Fetcher:
 
         self.client = client or limit_client(httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
-            max_redirects=5,
+            max_redirects=MAX_REDIRECTS, event_hooks={"response": [_check_redirect]},
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}))
         self.cache = HttpCache(cache_dir or digest_home() / "http-cache", now=now)
         self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
@@ -192,7 +219,11 @@ class Fetcher:
                 body = (_read_capped(response, shown, limit, self.wall) if response.is_success
                         else b"")
         except httpx.TooManyRedirects:
-            raise SourceError(shown, "too many redirects", fix="check the URL") from None
+            raise SourceError(shown, f"too many redirects (more than {MAX_REDIRECTS})",
+                              fix="check the URL") from None
+        except _OtherScheme as exc:
+            raise SourceError(shown, f"the server redirected it to {exc}, and only http(s) is "
+                              "followed", fix="check the URL") from None
         except httpx.TransportError as exc:
             if self.wall() >= limit.deadline:
                 raise _DeadlinePassed(f"{type(exc).__name__} at the {limit.seconds:g} s fetch "
