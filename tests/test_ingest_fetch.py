@@ -135,12 +135,25 @@ def test_retries_with_backoff_then_succeeds(server, tmp_path, fake_time):
     assert len(server.requests) == 3
 
 
-def test_retry_after_is_honoured_and_capped(server, tmp_path, fake_time):
+def test_retry_after_is_honoured_in_full_within_the_fetch_deadline(server, tmp_path, fake_time):
     url = server.queue("/limited", Reply(429, b"", {"Retry-After": "7"}),
-                       Reply(429, b"", {"Retry-After": "9999"}), Reply())
-    with fetcher(fake_time, tmp_path, max_wait_s=60) as client:
+                       Reply(429, b"", {"Retry-After": "90"}), Reply())
+    with fetcher(fake_time, tmp_path, max_wait_s=60, deadline_s=120) as client:
+        assert client.fetch(url).data == FEED
+    assert fake_time.sleeps == [7.0, 90.0]  # max_wait_s caps our own backoff, not the server's
+
+
+def test_a_retry_after_past_the_fetch_deadline_fails_at_once_saying_so(server, tmp_path,
+                                                                       fake_time):
+    """429 with "Retry-After: 99999" was asked again after 60 s (capped at max_wait_s, not
+    what the server asked) and failed at 61 s (a probe, this stop)."""
+    url = server.queue("/limited", Reply(429, b"", {"Retry-After": "99999"}))
+    with fetcher(fake_time, tmp_path, deadline_s=120) as client, \
+            pytest.raises(SourceError) as caught:
         client.fetch(url)
-    assert fake_time.sleeps == [7.0, 60.0]
+    assert "HTTP 429" in caught.value.problem and "asked to wait 99,999 s" in caught.value.problem
+    assert "120 s fetch deadline" in caught.value.problem and caught.value.fix == "try again later"
+    assert len(server.requests) == 1 and fake_time.sleeps == []
 
 
 def test_gives_up_after_the_retries_with_a_clear_error(server, tmp_path, fake_time):

@@ -1,11 +1,11 @@
 """Fetching http(s) sources politely, with httpx.
 
-Timeouts; retries with exponential backoff on network errors, 429 and 5xx
-(honouring Retry-After); a User-Agent that says who we are; arXiv's etiquette of
-one request every 3 seconds; and an on-disk cache with conditional GET, so a weekly
-job asks the server "changed since?" instead of downloading again. When the server
-cannot be reached, a cached copy is used with a warning. The clock and sleep are
-parameters, so tests run without waiting.
+Timeouts; retries with exponential backoff on network errors, 429 and 5xx (honouring
+Retry-After in full; one that ends past the URL's deadline fails at once); a User-Agent
+that says who we are; arXiv's etiquette of one request every 3 seconds; and an on-disk
+cache with conditional GET, so a weekly job asks the server "changed since?" instead of
+downloading again. When the server cannot be reached, a cached copy is used with a
+warning. The clock and sleep are parameters, so tests run without waiting.
 
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
 server that trickles a byte every few seconds never times a read out, so every read (the
@@ -193,9 +193,12 @@ class Fetcher:
             except _DeadlinePassed:
                 raise
             except _Transient as exc:
+                pause = self._pause(attempt, exc.retry_after)
+                if exc.retry_after is not None and self.wall() + pause >= limit.deadline:
+                    raise _DeadlinePassed(f"{exc}; the server asked to wait {pause:,g} s, past "
+                                          f"the {limit.seconds:g} s fetch deadline") from None
                 if attempt == self.retries:
                     raise _Transient(f"{exc}, after {attempt + 1} tries") from None
-                pause = self._pause(attempt, exc.retry_after)
                 if self.wall() + pause >= limit.deadline:
                     raise _DeadlinePassed(f"{exc}; no time for another try before the "
                                           f"{limit.seconds:g} s fetch deadline") from None
@@ -264,8 +267,11 @@ class Fetcher:
         return None
 
     def _pause(self, attempt: int, retry_after: float | None) -> float:
-        pause = retry_after if retry_after is not None else self.backoff_s * 2 ** attempt
-        return min(max(pause, 0.0), self.max_wait_s)
+        """The server's Retry-After in full (the deadline bounds it), else our backoff,
+        at most ``max_wait_s``."""
+        if retry_after is not None:
+            return max(retry_after, 0.0)
+        return min(self.backoff_s * 2 ** attempt, self.max_wait_s)
 
 
 @dataclass(frozen=True)
