@@ -14,8 +14,11 @@ Safety: an answer is accepted only when its title matches closely (equal title k
 rapidfuzz ratio of at least ``MIN_RATIO`` on them): a wrong id is worse than none. No URL is
 taken from the answer: the id is parsed from it and the link re-built on https://arxiv.org.
 Every answer (hit or miss, with its time) is kept in the state store, so a title is asked
-about once. Bounded: at most ``limit`` lookups and ``deadline_s`` seconds per run; a failure
-(timeout, 5xx, garbage) is logged, not cached, and the paper kept as it was; after
+about once. Only an arXiv API feed is an answer: Atom with the API's opensearch:totalResults
+(a miss cached for good must be arXiv's "no such title", not an empty body or a maintenance
+page that feedparser reads without complaint) and no error entry. Bounded: at most ``limit``
+lookups and ``deadline_s`` seconds per run; a failure (timeout, 5xx, not such a feed) is
+logged, not cached, and the paper kept as it was; after
 ``MAX_FAILURES_IN_A_ROW`` failures in a row the service is left alone for the rest of the run.
 """
 
@@ -26,6 +29,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 from .errors import DigestError
@@ -34,6 +38,7 @@ from .links import ARXIV_API
 from .models import Paper
 from .normalize import arxiv_abs_url, clean_text, find_arxiv_id, title_key
 from .state import Store
+from .textsafety import ellipsize
 
 logger = logging.getLogger("digest")
 
@@ -127,13 +132,24 @@ def _ask_arxiv(title: str, fetcher: Fetcher, base_url: str) -> str | None:
     query = quote(f'ti:"{title_key(title)}"', safe=":")
     url = f"{base_url.rstrip('/')}/api/query?search_query={query}&max_results={_MAX_RESULTS}"
     answer = feedparser.parse(fetcher.fetch(url, max_bytes=_MAX_ANSWER_BYTES).data)
-    if answer.get("bozo") and not answer.entries:
-        raise LookupFailed("the answer was not an arXiv Atom feed")
+    _check_is_an_arxiv_answer(answer)
     for entry in answer.entries:
         found = find_arxiv_id(str(entry.get("id", "")))
         if found and titles_match(title, str(entry.get("title", ""))):
             return found[0]
     return None
+
+
+def _check_is_an_arxiv_answer(answer: Any) -> None:
+    """Raise ``LookupFailed`` unless ``answer`` is an arXiv API result feed."""
+    total = str(answer.feed.get("opensearch_totalresults", "")).strip()
+    if not str(answer.get("version", "")).startswith("atom") or not total.isdigit():
+        raise LookupFailed("the answer was not an arXiv API Atom feed (no "
+                           "opensearch:totalResults)")
+    for entry in answer.entries:
+        if "/api/errors" in str(entry.get("id", "")):
+            raise LookupFailed(f"the arXiv API answered with an error: "
+                               f"{ellipsize(clean_text(str(entry.get('summary', ''))), 120)}")
 
 
 def titles_match(ours: str, theirs: str) -> bool:

@@ -2,7 +2,11 @@
 
 ``mode`` picks the answer: "match" (the entry whose key was asked, from ``papers``),
 "near-miss" (a different paper with a similar title), "none" (an empty feed), "503",
-"slow" (answers after ``slow_s``), "garbage" (not a feed). ``requests`` counts what came in.
+"slow" (answers after ``slow_s``), "garbage" (not a feed), and 200 answers that are no arXiv
+API feed: "empty" (no body), "rss" (a maintenance notice as RSS), "xml" (an ``<error>``
+document), "html" (a page without a doctype), "arxiv-error" (the API's own error entry).
+``requests`` counts what came in. The feed has the shape export.arxiv.org gives (its
+opensearch counts; tests/fixtures/ingest/arxiv_api.atom is a whole one).
 """
 
 from __future__ import annotations
@@ -17,7 +21,21 @@ from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape
 
 _FEED = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-         '<feed xmlns="http://www.w3.org/2005/Atom"><title>arXiv Query</title>{entries}</feed>')
+         '<feed xmlns="http://www.w3.org/2005/Atom" '
+         'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
+         '<id>https://arxiv.org/api/fake</id><title>arXiv Query: search_query=ti:...</title>'
+         '<opensearch:totalResults>{total}</opensearch:totalResults>'
+         '<opensearch:startIndex>0</opensearch:startIndex>{entries}</feed>')
+_NOT_A_FEED = {
+    "empty": b"",
+    "rss": b'<?xml version="1.0"?><rss version="2.0"><channel><title>arXiv is down for '
+           b"maintenance</title></channel></rss>",
+    "xml": b"<error>Service temporarily unavailable</error>",
+    "html": b"<html><body><h1>Maintenance</h1>Back soon.</body></html>",
+    "arxiv-error": _FEED.format(total=1, entries=(
+        "<entry><id>http://arxiv.org/api/errors#incorrect_query</id><title>Error</title>"
+        "<summary>malformed query</summary></entry>")).encode(),
+}
 _ENTRY = ("<entry><id>http://arxiv.org/abs/{id}v2</id><title>{title}</title>"
           "<summary>An abstract.</summary><link href=\"https://evil.example/{id}\" "
           "rel=\"alternate\" type=\"text/html\"/></entry>")
@@ -37,6 +55,8 @@ class FakeArxiv:
             return 503, b"busy"
         if self.mode == "garbage":
             return 200, b"\x00\xffnot a feed <<<"
+        if self.mode in _NOT_A_FEED:
+            return 200, _NOT_A_FEED[self.mode]
         if self.mode == "slow":
             time.sleep(self.slow_s)
         entries = ""
@@ -45,7 +65,7 @@ class FakeArxiv:
             entries = _ENTRY.format(id=arxiv_id, title=escape(title))
         elif self.mode == "near-miss":
             entries = _ENTRY.format(id="2411.99999", title=escape(asked + " revisited again"))
-        return 200, _FEED.format(entries=entries).encode()
+        return 200, _FEED.format(total=int(bool(entries)), entries=entries).encode()
 
 
 @contextmanager

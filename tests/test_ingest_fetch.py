@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import subprocess
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -132,12 +135,25 @@ def test_retries_with_backoff_then_succeeds(server, tmp_path, fake_time):
     assert len(server.requests) == 3
 
 
-def test_retry_after_is_honoured_and_capped(server, tmp_path, fake_time):
+def test_retry_after_is_honoured_in_full_within_the_fetch_deadline(server, tmp_path, fake_time):
     url = server.queue("/limited", Reply(429, b"", {"Retry-After": "7"}),
-                       Reply(429, b"", {"Retry-After": "9999"}), Reply())
-    with fetcher(fake_time, tmp_path, max_wait_s=60) as client:
+                       Reply(429, b"", {"Retry-After": "90"}), Reply())
+    with fetcher(fake_time, tmp_path, max_wait_s=60, deadline_s=120) as client:
+        assert client.fetch(url).data == FEED
+    assert fake_time.sleeps == [7.0, 90.0]  # max_wait_s caps our own backoff, not the server's
+
+
+def test_a_retry_after_past_the_fetch_deadline_fails_at_once_saying_so(server, tmp_path,
+                                                                       fake_time):
+    """429 with "Retry-After: 99999" was asked again after 60 s (capped at max_wait_s, not
+    what the server asked) and failed at 61 s (a probe, this stop)."""
+    url = server.queue("/limited", Reply(429, b"", {"Retry-After": "99999"}))
+    with fetcher(fake_time, tmp_path, deadline_s=120) as client, \
+            pytest.raises(SourceError) as caught:
         client.fetch(url)
-    assert fake_time.sleeps == [7.0, 60.0]
+    assert "HTTP 429" in caught.value.problem and "asked to wait 99,999 s" in caught.value.problem
+    assert "120 s fetch deadline" in caught.value.problem and caught.value.fix == "try again later"
+    assert len(server.requests) == 1 and fake_time.sleeps == []
 
 
 def test_gives_up_after_the_retries_with_a_clear_error(server, tmp_path, fake_time):
@@ -340,3 +356,125 @@ def test_a_digest_of_one_url_with_a_read_only_digest_home_is_made_with_a_warning
     assert result.returncode == 0, result.stderr
     assert "http-cache" in result.stderr and "could not be written" in result.stderr
     assert "Error" not in result.stderr and result.stdout.count("\n- **") == 2
+
+
+def _packer(coding: str) -> zlib._Compress:
+    return zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS + (0 if coding == "deflate" else 16))
+
+
+def _encoded(chunks: Iterator[bytes], encoding: str) -> bytes:
+    """The chunks with each coding of ``encoding`` applied in turn, the first piece by piece
+    (64 MiB of zeros never sit in memory whole)."""
+    codings = [c for c in encoding.split(", ") if c != "identity"]
+    first = _packer(codings[0])
+    data = b"".join(first.compress(chunk) for chunk in chunks) + first.flush()
+    for coding in codings[1:]:
+        again = _packer(coding)
+        data = again.compress(data) + again.flush()
+    return data
+
+
+@pytest.mark.parametrize("encoding", ["gzip, gzip", "gzip", "deflate, gzip"])
+def test_a_compression_bomb_is_cut_without_holding_more_than_the_cap(
+        server, tmp_path, fake_time, encoding):
+    """6,780 bytes sent as "Content-Encoding: gzip, gzip" (4 GiB of zeros) took a run to 8.5
+    GB of RSS before "the download passed 64 MiB": httpx decoded each chunk in full before its
+    size was checked (a probe, this stop). Here 64 MiB of zeros against a 1 MiB cap."""
+    body = _encoded((bytes(1 << 20) for _ in range(64)), encoding)
+    url = server.queue("/bomb", Reply(body=body, headers={"Content-Encoding": encoding}))
+    tracemalloc.start()
+    try:
+        with fetcher(fake_time, tmp_path, max_bytes=1 << 20) as client, \
+                pytest.raises(SourceError, match="the download passed 1 MiB"):
+            client.fetch(url)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB held for a 1 MiB cap"
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip, gzip", "deflate", "identity, gzip"])
+def test_a_compressed_listing_is_decoded_layer_by_layer(server, tmp_path, fake_time, encoding):
+    url = server.queue("/packed", Reply(body=_encoded(iter([FEED]), encoding),
+                                        headers={"Content-Encoding": encoding}))
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(url).data == FEED
+    assert server.requests[0][1]["Accept-Encoding"] == "gzip, deflate"
+
+
+def test_a_bare_deflate_stream_is_read_too(server, tmp_path, fake_time):
+    bare = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    url = server.queue("/bare", Reply(body=bare.compress(FEED) + bare.flush(),
+                                      headers={"Content-Encoding": "deflate"}))
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(url).data == FEED
+
+
+def test_an_encoding_not_asked_for_is_refused_naming_it(server, tmp_path, fake_time):
+    url = server.queue("/brotli", Reply(body=b"\x0b\x02\x80{}\x03",
+                                        headers={"Content-Encoding": "br"}))
+    with fetcher(fake_time, tmp_path) as client, \
+            pytest.raises(SourceError, match="encoded as 'br'"):
+        client.fetch(url)
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "ftp://127.0.0.1/feed.xml"])
+def test_a_redirect_to_another_scheme_is_a_final_error_naming_where_it_went(
+        server, tmp_path, fake_time, target):
+    """A redirect to file:///etc/passwd was tried 4 times (8.5 s) and reported "could not
+    fetch it: UnsupportedProtocol, after 4 tries (try again later)" (a probe, this stop)."""
+    url = server.queue("/moved", Reply(302, b"", {"Location": target}))
+    with fetcher(fake_time, tmp_path, retries=3) as client, \
+            pytest.raises(SourceError) as caught:
+        client.fetch(url)
+    assert caught.value.source == url and target in caught.value.problem
+    assert "only http(s) is followed" in caught.value.problem and "later" not in str(caught.value)
+    assert len(server.requests) == 1 and fake_time.sleeps == []
+
+
+@pytest.fixture
+def other_host() -> Iterator[str]:
+    """A server on 127.0.0.2 (loopback too: another host to the fetcher) serving FEED."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(FEED)))
+            self.end_headers()
+            self.wfile.write(FEED)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.2:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def test_a_redirect_to_another_host_is_followed_and_logged_naming_both(
+        server, tmp_path, fake_time, other_host, caplog):
+    """Policy: http(s) redirects are followed, at most 5, to any host (feeds move; curl -L does
+    the same), and a move to another host is logged at INFO naming both."""
+    url = server.queue("/redir-other", Reply(301, b"", {"Location": other_host + "/feed"}))
+    with fetcher(fake_time, tmp_path) as client, caplog.at_level(logging.INFO, "digest"):
+        assert client.fetch(url).data == FEED
+    [moved] = [r for r in caplog.records if "redirected" in r.getMessage()]
+    assert moved.levelno == logging.INFO
+    assert "from 127.0.0.1 to another host, 127.0.0.2" in moved.getMessage()
+
+
+def test_five_redirects_are_followed_and_a_sixth_is_not(server, tmp_path, fake_time):
+    for hop in range(6):
+        server.queue(f"/hop{hop}", Reply(302, b"", {"Location": f"/hop{hop + 1}"}))
+    server.queue("/hop6", Reply())
+    with fetcher(fake_time, tmp_path) as client:
+        assert client.fetch(server.url + "/hop1").data == FEED
+        with pytest.raises(SourceError, match="too many redirects"):
+            client.fetch(server.url + "/hop0")

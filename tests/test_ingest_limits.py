@@ -96,11 +96,14 @@ def test_the_run_stops_reading_past_its_input_bytes(tmp_path):
 
 
 class Trickle:
-    """A server that sends its body one byte every 0.05 s (50 s for all of it)."""
+    """A server that sends its body one byte every 0.05 s (50 s for all of it); with
+    ``headers`` set, first that many header lines, one every 0.05 s."""
 
     def __init__(self) -> None:
         self.sent = 0
         self.size = 1000
+        self.headers = 0
+        self.headers_sent = 0
 
 
 @pytest.fixture
@@ -110,6 +113,15 @@ def trickle() -> Iterator[tuple[str, Trickle]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             self.send_response(200)
+            self.flush_headers()
+            try:
+                for _ in range(state.headers):
+                    time.sleep(0.05)
+                    self.wfile.write(b"X-A: b\r\n")
+                    self.wfile.flush()
+                    state.headers_sent += 1
+            except (BrokenPipeError, ConnectionResetError):
+                return
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(state.size))
             self.end_headers()
@@ -151,6 +163,30 @@ def test_a_given_fetcher_keeps_its_own_deadline(trickle, tmp_path):
     with Fetcher(cache_dir=tmp_path, deadline_s=0.5, timeout=5) as fetcher:
         (error,) = load_sources([url], fetcher=fetcher).errors
     assert "fetch deadline" in error.problem and server.sent < server.size
+
+
+@pytest.mark.parametrize("fetcher", ["made", "given", "proxy"])
+def test_a_server_trickling_its_headers_is_cut_at_the_fetch_deadline(
+        trickle, tmp_path, monkeypatch, fetcher):
+    """A server writing a header line every 2 s ran until killed at 60 s with fetch_deadline
+    = 5 (400 s without a config): the deadline was checked only while reading the body (a
+    probe, this stop). Here 60 lines 0.05 s apart (3 s) against a 0.5 s deadline; "proxy":
+    the trickling server is the proxy of HTTP_PROXY, in front of a port where none listens."""
+    url, server = trickle
+    server.headers, server.size = 60, 2
+    if fetcher == "proxy":
+        monkeypatch.setenv("HTTP_PROXY", url.rsplit("/", 1)[0])
+        for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        url = "http://127.0.0.1:9/listing.json"  # the discard port: the proxy answers
+    started = time.monotonic()
+    if fetcher == "given":
+        with Fetcher(cache_dir=tmp_path, deadline_s=0.5, timeout=5) as fetcher:
+            (error,) = load_sources([url], fetcher=fetcher).errors
+    else:
+        (error,) = load_sources([url], limits=IngestLimits(fetch_deadline_s=0.5)).errors
+    assert "0.5 s fetch deadline" in error.problem and "[limits] fetch_deadline" in error.problem
+    assert time.monotonic() - started < 2.0 and server.headers_sent < server.headers
 
 
 def test_limits_come_from_the_config_file(tmp_path):

@@ -96,9 +96,13 @@ def test_the_deadline_bounds_the_lookups(fake, fetcher) -> None:
     assert len(fake.requests) == 3 and sum(p.arxiv_id is not None for p in resolved) == 3
 
 
-@pytest.mark.parametrize("mode", ["503", "slow", "garbage"])
+@pytest.mark.parametrize("mode", ["503", "slow", "garbage", "empty", "rss", "xml", "html",
+                                  "arxiv-error"])
 def test_a_failure_keeps_the_paper_caches_nothing_and_is_logged_once(
         fake, fetcher, mode, caplog) -> None:
+    """A 200 answer that was no arXiv API feed (no body, an RSS maintenance notice, an
+    <error> document, an HTML page: feedparser flags none as bozo) was cached as "not on
+    arXiv" for every title, with no warning; a later run asked nothing (a probe, this stop)."""
     fake.mode = mode
     papers = [_paper(t) for t in TITLES]
     store = Store(":memory:")

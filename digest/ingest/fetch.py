@@ -1,15 +1,21 @@
 """Fetching http(s) sources politely, with httpx.
 
-Timeouts; retries with exponential backoff on network errors, 429 and 5xx
-(honouring Retry-After); a User-Agent that says who we are; arXiv's etiquette of
-one request every 3 seconds; and an on-disk cache with conditional GET, so a weekly
-job asks the server "changed since?" instead of downloading again. When the server
-cannot be reached, a cached copy is used with a warning. The clock and sleep are
-parameters, so tests run without waiting.
+Timeouts; retries with exponential backoff on network errors, 429 and 5xx (honouring
+Retry-After in full; one that ends past the URL's deadline fails at once); a User-Agent
+that says who we are; arXiv's etiquette of one request every 3 seconds; and an on-disk
+cache with conditional GET, so a weekly job asks the server "changed since?" instead of
+downloading again. When the server cannot be reached, a cached copy is used with a
+warning. The clock and sleep are parameters, so tests run without waiting.
 
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
-server that trickles a byte every few seconds never times a read out, so the body is
-cut once the deadline passes, and no retry starts that could not finish before it.
+server that trickles a byte every few seconds never times a read out, so every read (the
+headers' too: ``llm.deadline.request_limit``, as for the LLM client) waits at most until the
+deadline, and no retry starts that could not finish before it.
+
+The body is decoded here, not by httpx: httpx inflates a whole chunk at once, so a few KB
+gzipped twice ("Content-Encoding: gzip, gzip") became gigabytes before its size was
+checked. Each gzip or deflate layer gives at most ``_PIECE`` bytes at a time, counted as they
+come; an encoding we did not ask for is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ import importlib.metadata
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +35,7 @@ from ..errors import SourceError
 from ..home import digest_home
 from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
+from ..textsafety import ellipsize
 from .base import MAX_SOURCE_BYTES, describe
 from .http_cache import Entry, HttpCache
 
@@ -40,6 +48,9 @@ USER_AGENT = (f"digest/{importlib.metadata.version('digest')} "
               "(weekly research-paper newsletter; python-httpx)")
 ARXIV_INTERVAL_S = 3.0
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+ACCEPT_ENCODING = "gzip, deflate"
+MAX_REDIRECTS = 5
+_PIECE = 64 * 1024
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
 
@@ -92,6 +103,31 @@ class _DeadlinePassed(_Transient):
     """The URL's overall deadline passed: not retried (a cached copy may still serve)."""
 
 
+class _OtherScheme(Exception):
+    """A redirect to a URL that is not http(s) (file:, ftp:, ...): never followed or retried."""
+
+
+def _check_redirect(response: httpx.Response) -> None:
+    """Policy: http(s) redirects are followed, at most ``MAX_REDIRECTS``, to any host (feeds
+    move; ``curl -L`` does the same), never to another scheme; a move to another host is
+    logged, naming both."""
+    import httpx
+
+    location = response.headers.get("location")
+    if not (response.has_redirect_location and location):
+        return
+    here = response.request.url
+    try:
+        there = here.join(location)
+    except httpx.InvalidURL:  # httpx reports the bad Location itself
+        return
+    if there.scheme not in ("http", "https"):
+        raise _OtherScheme(ellipsize(url_for_logs(location.strip()), 200))
+    if there.host != here.host:
+        logger.info("%s: redirected from %s to another host, %s", url_for_logs(str(here)),
+                    here.host, there.host)
+
+
 class Fetcher:
     """Gets URLs for ingest. Use as a context manager, or call ``close``."""
 
@@ -104,9 +140,12 @@ class Fetcher:
                  deadline_s: float = 120.0, max_bytes: int = MAX_SOURCE_BYTES) -> None:
         import httpx  # loaded when a URL is fetched, not when digest starts
 
-        self.client = client or httpx.Client(
+        from ..llm.deadline import limit_client
+
+        self.client = client or limit_client(httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), follow_redirects=True,
-            max_redirects=5, headers={"User-Agent": USER_AGENT})
+            max_redirects=MAX_REDIRECTS, event_hooks={"response": [_check_redirect]},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}))
         self.cache = HttpCache(cache_dir or digest_home() / "http-cache", now=now)
         self.retries, self.backoff_s, self.max_wait_s = retries, backoff_s, max_wait_s
         polite = polite if polite is not None else {"arxiv.org": ARXIV_INTERVAL_S}
@@ -154,9 +193,12 @@ class Fetcher:
             except _DeadlinePassed:
                 raise
             except _Transient as exc:
+                pause = self._pause(attempt, exc.retry_after)
+                if exc.retry_after is not None and self.wall() + pause >= limit.deadline:
+                    raise _DeadlinePassed(f"{exc}; the server asked to wait {pause:,g} s, past "
+                                          f"the {limit.seconds:g} s fetch deadline") from None
                 if attempt == self.retries:
                     raise _Transient(f"{exc}, after {attempt + 1} tries") from None
-                pause = self._pause(attempt, exc.retry_after)
                 if self.wall() + pause >= limit.deadline:
                     raise _DeadlinePassed(f"{exc}; no time for another try before the "
                                           f"{limit.seconds:g} s fetch deadline") from None
@@ -168,16 +210,23 @@ class Fetcher:
                   cached: tuple[Entry, bytes] | None, limit: _Limit) -> Fetched:
         import httpx
 
+        from ..llm.deadline import request_limit
+
         self.limiter.wait(urlsplit(url).hostname or "")
         started = time.monotonic()
         left = max(limit.deadline - self.wall(), 0.001)
         timeout = httpx.Timeout(min(self.timeout, left), connect=min(self.timeout, 10.0, left))
-        try:
-            with self.client.stream("GET", url, headers=headers, timeout=timeout) as response:
+        try:  # every read, the headers' too, waits at most until the URL's deadline
+            with request_limit(time.monotonic() + left), \
+                    self.client.stream("GET", url, headers=headers, timeout=timeout) as response:
                 body = (_read_capped(response, shown, limit, self.wall) if response.is_success
                         else b"")
         except httpx.TooManyRedirects:
-            raise SourceError(shown, "too many redirects", fix="check the URL") from None
+            raise SourceError(shown, f"too many redirects (more than {MAX_REDIRECTS})",
+                              fix="check the URL") from None
+        except _OtherScheme as exc:
+            raise SourceError(shown, f"the server redirected it to {exc}, and only http(s) is "
+                              "followed", fix="check the URL") from None
         except httpx.TransportError as exc:
             if self.wall() >= limit.deadline:
                 raise _DeadlinePassed(f"{type(exc).__name__} at the {limit.seconds:g} s fetch "
@@ -218,8 +267,11 @@ class Fetcher:
         return None
 
     def _pause(self, attempt: int, retry_after: float | None) -> float:
-        pause = retry_after if retry_after is not None else self.backoff_s * 2 ** attempt
-        return min(max(pause, 0.0), self.max_wait_s)
+        """The server's Retry-After in full (the deadline bounds it), else our backoff,
+        at most ``max_wait_s``."""
+        if retry_after is not None:
+            return max(retry_after, 0.0)
+        return min(self.backoff_s * 2 ** attempt, self.max_wait_s)
 
 
 @dataclass(frozen=True)
@@ -239,7 +291,8 @@ def amount(size: int) -> str:
 def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                  wall: Callable[[], float]) -> bytes:
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    for chunk in _decoded(response.iter_raw(), response.headers.get("content-encoding", ""),
+                          shown):
         size += len(chunk)
         if size > limit.max_bytes:
             raise SourceError(shown, f"the download passed {amount(limit.max_bytes)}, more "
@@ -252,3 +305,60 @@ def _read_capped(response: httpx.Response, shown: str, limit: _Limit,
                                   "fetch_deadline in the config if the server is just slow)")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _decoded(raw: Iterable[bytes], encoding: str, shown: str) -> Iterator[bytes]:
+    """The body in pieces of at most ``_PIECE`` bytes, each coding undone, the last first."""
+    pieces = iter(raw)
+    for coding in reversed([c.strip().lower() for c in encoding.split(",")]):
+        if coding in ("", "identity"):
+            continue
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise SourceError(shown, f"the server sent it encoded as {coding!r}, which digest "
+                              f"did not ask for (it asks for {ACCEPT_ENCODING})",
+                              fix="check the URL, or download the listing and give the file")
+        pieces = _Inflater(coding, shown).inflate(pieces)
+    return pieces
+
+
+class _Inflater:
+    """One gzip or deflate layer, inflated ``_PIECE`` bytes at a time."""
+
+    def __init__(self, coding: str, shown: str) -> None:
+        self.coding, self.shown = coding, shown
+        self.raw_deflate = False  # "deflate" is zlib-wrapped by the RFC; some servers send it bare
+        self.inflater = zlib.decompressobj(self._wbits())
+
+    def _wbits(self) -> int:
+        if self.coding != "deflate":
+            return 16 + zlib.MAX_WBITS
+        return -zlib.MAX_WBITS if self.raw_deflate else zlib.MAX_WBITS
+
+    def inflate(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        started = False
+        for chunk in chunks:
+            if not started and chunk and self.coding == "deflate":
+                self._choose_deflate(chunk)
+            started = started or bool(chunk)
+            yield from self._pieces(chunk)
+        yield from self._pieces(b"")  # what the last input still holds
+
+    def _choose_deflate(self, first: bytes) -> None:
+        try:
+            zlib.decompressobj(zlib.MAX_WBITS).decompress(first, 1)
+        except zlib.error:
+            self.raw_deflate = True
+            self.inflater = zlib.decompressobj(self._wbits())
+
+    def _pieces(self, data: bytes) -> Iterator[bytes]:
+        while not self.inflater.eof:
+            try:
+                piece = self.inflater.decompress(data, _PIECE)
+            except zlib.error as error:
+                raise SourceError(self.shown, f"its {self.coding} data is broken ({error})",
+                                  fix="try again later, or check the URL") from None
+            data = self.inflater.unconsumed_tail
+            if piece:
+                yield piece
+            elif not data:
+                return
