@@ -273,11 +273,11 @@ class Renderer:
                 exc, jinja2.TemplateSyntaxError) else name
             raise TemplateError(f"{where}: {exc}{_fix(exc)}") from None
         except Exception as exc:
-            where = self._users_line(exc)
-            if where is None:
+            line = self._users_line(exc)
+            if line is None:
                 raise  # digest's own templates or code: a bug to report, not a template to fix
             message = " ".join(str(exc).split())
-            raise TemplateError(f"{where}: {type(exc).__name__}: {message} (the template "
+            raise TemplateError(f"{line}: {type(exc).__name__}: {message} (the template "
                                 "failed while rendering this issue: fix that line)") from None
         return _tidy(text)
 
