@@ -272,7 +272,16 @@ def test_auto_stays_direct_for_a_small_week_and_a_bad_value_is_a_usage_error(fak
     assert code == 0 and fake.jobs == {} and len(fake.chat_requests) == FIRST_WAVE
     config.write_text('batch_api = "sometimes"\n')
     code, output = newsletter(fake, tmp_path / "bad", "--config", str(config))
-    assert code == 2 and "batch_api" in output and "--batch-api" in output
+    assert code == 2 and "'batch_api' must be true, false or \"auto\"" in output, output
+
+
+def test_batch_api_true_in_the_config_file_submits_the_week(fake, tmp_path):
+    """`batch_api = true`, as the README writes it, ended in a KeyError traceback (a probe,
+    stop 28)."""
+    config = tmp_path / "digest.toml"
+    config.write_text("batch_api = true\n")
+    code, output = newsletter(fake, tmp_path / "batch", "--config", str(config))
+    assert code == 0 and f"submitted, {FIRST_WAVE} requests" in output, output
 
 
 def test_dry_run_shows_the_direct_and_the_batch_estimate(fake, tmp_path):
