@@ -252,6 +252,70 @@ def test_a_run_killed_while_collecting_is_finished_by_the_next(fake, tmp_path):
     assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+def batch_job_states(home: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(home / "state.sqlite") as db:
+        return db.execute("SELECT id, state FROM batch_jobs ORDER BY submitted_at, id").fetchall()
+
+
+def test_a_job_the_server_no_longer_knows_is_forgotten_and_submitted_again(tmp_path):
+    """A job the server answered 404 for on poll (it expired from the server, or the server
+    was reset) blocked its week for good: every run exited 2 "the server has no Files/Batches
+    endpoints; set batch_api to false", with or without --batch-api, and `digest status` said
+    the next run collects it (a probe, stop 28). Now the run says the job is gone, forgets it
+    and, with --batch-api, submits the week again; the issue is the one direct calls make,
+    every answer bought once, at the batch rate."""
+    with FakeBatch(drop=1) as fake:
+        home = tmp_path / "batch"
+        code, output = newsletter(fake, home, "--batch-api")
+        assert code == 0 and "submitted, 6 requests, job batch_2" in output, output
+        assert fake.jobs == {}
+        status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+        assert "2026-W47 job batch_2" in status
+        assert "if the server no longer has it, the week is asked again" in status, status
+
+        code, output = newsletter(fake, home, "--batch-api")
+        assert code == 0, output
+        assert "Batch API job batch_2 of 2026-W47 is gone from the server (HTTP 404" in output
+        assert "submitted, 6 requests, job batch_4" in output, output
+        assert batch_job_states(home) == [("batch_2", "failed"), ("batch_4", "pending")]
+        submit_and_collect_rest(fake, home)
+        assert fake.chat_requests == []
+        assert len([row for row in ledger(home) if row[1] == "ok (batch)"]) == FIRST_WAVE
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+@pytest.mark.parametrize("extra", [(), ("--resume",)])
+def test_a_job_the_server_no_longer_knows_is_asked_directly_without_batch_api(tmp_path, extra):
+    with FakeBatch(drop=1) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests, job batch_2" in newsletter(fake, home, "--batch-api")[1]
+        code, output = newsletter(fake, home, *extra, "--report", str(tmp_path / "r.json"))
+        assert code == 0 and issue(home).exists(), output
+        assert "Batch API job batch_2 of 2026-W47 is gone from the server" in output, output
+        assert len(fake.chat_requests) == FIRST_WAVE and len(fake.jobs) == 0
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert any("batch_2 of 2026-W47 is gone" in error for error in report["errors"])
+        assert batch_job_states(home) == [("batch_2", "failed")]
+        status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+        assert "batch jobs:   none pending" in status
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_a_stored_job_polled_at_a_server_without_batches_is_kept(fake, tmp_path):
+    """A 404 from a server with no Batches endpoint at all (the base URL now names vLLM) says
+    nothing of the job: it stays recorded, and the run is the one clear usage error."""
+    from tests.fake_openai import FakeOpenAI
+
+    home = tmp_path / "batch"
+    assert "submitted, 6 requests" in newsletter(fake, home, "--batch-api")[1]
+    with FakeOpenAI() as plain:
+        result = runner.invoke(app, [*args(fake, home), "--base-url", plain.url])
+        assert plain.chat_requests == []
+    assert result.exit_code == 2, result.output
+    assert "Batch API: the server has no Files/Batches endpoints" in result.output
+    assert [state for _, state in batch_job_states(home)] == ["pending"]
+
+
 def test_an_output_file_from_vllm_run_batch_is_read_with_batch_output(fake, tmp_path):
     home = tmp_path / "batch"
     assert "submitted" in newsletter(fake, home, "--batch-api")[1]
