@@ -168,17 +168,28 @@ def _collect(digest: Digest, sources: Sequence[str], options: Options, store: St
 def _fill_cache(store: Store, planned: list[PlannedCall], lines: Sequence[bytes | str],
                 report: RunReport, digest: Digest) -> int:
     """Put every usable answer in the cache (unchecked: the run checks each hit); its tokens go
-    to the ledger at the batch rate. Returns how many answers were kept."""
+    to the ledger at the batch rate. Returns how many answers were kept.
+
+    One answer a request: the first line of a custom_id counts, a repeat of it is neither
+    counted nor charged (one warning says how many), and one of no planned call is ignored."""
     by_key = {call.key: call for call in planned}
     factor = batch_price_factor(digest.settings.file)
-    kept, cost, tokens, problems = 0, 0.0, 0, []
+    kept, cost, tokens, problems, repeats = 0, 0.0, 0, [], 0
+    answered: set[str] = set()
     for item in read_output(lines):
         if isinstance(item, str):
             problems.append(item)
+        elif item.key in answered:
+            repeats += 1
         elif item.key in by_key:
+            answered.add(item.key)
             kept += 1
             cost += _remember(store, by_key[item.key], item, digest.settings.file, factor)
             tokens += item.completion.prompt_tokens + item.completion.completion_tokens
+    if repeats:
+        logger.warning("the Batch API output answers some requests more than once: %d "
+                       "repeated lines ignored (the first answer of each request is kept and "
+                       "paid for)", repeats)
     report.batch = {"requests": len(planned), "answers": kept, "unusable": len(problems),
                     "tokens": tokens, "cost_usd": round(cost, 6), "price_factor": factor,
                     "problems": problems[:10]}

@@ -12,6 +12,8 @@ custom-id indexes (in input order) that go to the error file, ``answers`` maps a
 a content string sent instead of the smart answer. ``drop``: the first so many jobs are
 forgotten as soon as ``create`` has answered (a job expired from the server, a server reset):
 a retrieve of one is a 404, as from OpenAI, while the list and the other jobs still answer.
+``repeat``: the first so many lines of the output file are written twice; ``stray``: the output
+file ends with an answer for a custom_id no request had.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class FakeBatch:
     answers: dict[int, str] = field(default_factory=dict)
     partial: int = 0
     drop: int = 0
+    repeat: int = 0
+    stray: bool = False
     files: dict[str, bytes] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
@@ -123,6 +127,9 @@ class FakeBatch:
         out, errors = [], []
         for index, line in enumerate(job.lines[:done]):
             (errors if index in self.fail else out).append(self._result(index, line))
+        out += out[:self.repeat]
+        if self.stray and out:
+            out.append({**out[0], "custom_id": "no-such-request"})
         job.output_file_id = self._store_lines(out)
         job.error_file_id = self._store_lines(errors)
 

@@ -208,6 +208,34 @@ def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path)
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+def test_a_line_repeated_in_the_output_file_is_one_answer_paid_once(tmp_path, caplog):
+    """Three lines repeated in the output file were counted and paid for twice: the report's
+    `batch` said 9 answers to 6 requests, the ledger held 9 "ok (batch)" rows and the footer
+    the inflated cost (a probe, stop 28). Now the first answer of a custom_id is kept, the
+    repeats are one warning; an answer to no request of the job is ignored."""
+    with FakeBatch(repeat=3, stray=True) as fake:
+        home = tmp_path / "batch"
+        with caplog.at_level("WARNING", logger="digest"):
+            submit_and_collect(fake, home, "--report", str(tmp_path / "r.json"))
+        assert fake.chat_requests == []
+        job = next(iter(fake.jobs.values()))
+        lines = [json.loads(line) for line in fake.files[job.output_file_id].splitlines()]
+    assert len(lines) == FIRST_WAVE + 3 + 1  # the repeats and the stray answer were sent
+    usage = [line["response"]["body"]["usage"] for line in lines[:FIRST_WAVE]]
+    report = json.loads((tmp_path / "r.json").read_text())["batch"]
+    assert (report["requests"], report["answers"], report["unusable"]) == (6, 6, 0)
+    assert report["tokens"] == sum(u["prompt_tokens"] + u["completion_tokens"] for u in usage)
+    price = model_card("gpt-4o-mini").price
+    assert price is not None
+    paid = sum(0.5 * price.cost(u["prompt_tokens"], 0, u["completion_tokens"]) for u in usage)
+    assert report["cost_usd"] == pytest.approx(paid, abs=1e-6)
+    rows = [row for row in ledger(home) if row[1] == "ok (batch)"]
+    assert len(rows) == FIRST_WAVE and sum(row[4] for row in rows) == pytest.approx(paid)
+    assert footer_cost(issue(home).read_bytes()) == pytest.approx(paid, abs=1e-4)
+    repeats = [r.getMessage() for r in caplog.records if "more than once" in r.getMessage()]
+    assert len(repeats) == 1 and "3 repeated lines" in repeats[0], repeats
+
+
 def test_a_failed_job_falls_back_to_direct_calls(tmp_path):
     with FakeBatch(statuses=("validating", "failed")) as fake:
         home = tmp_path / "batch"
