@@ -14,7 +14,9 @@
   one exactly like a fresh answer; what is missing (a failed line, an expired job) is asked
   directly, an invalid answer gets the repair request a fresh one would, and merges are
   asked directly: they depend on the batch's answers, are few, and a second batch would
-  cost another day.
+  cost another day. A job the server no longer knows (a 404 on poll while its list answers)
+  is forgotten and the week planned again: a new job, or (Batch API off, ``--resume``) direct
+  calls.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from .llm.batch import (
     BATCH_PRICE_FACTOR,
     FAILED,
     FINISHED,
+    GONE,
     Answer,
     BatchClient,
+    JobStatus,
     prompt_hash,
     read_output,
     requests_jsonl,
@@ -89,7 +93,11 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
             store.finish_batch_job(job["id"], "collected", f"from {choice.output_file}")
         return None
     if pending:
-        return _collect(digest, sources, options, store, report, out, pending[-1])
+        job, client = pending[-1], batch_client(digest)
+        status = client.status(job["id"])
+        if status.status != GONE:
+            return _collect(digest, sources, options, store, report, out, job, client, status)
+        _forget(store, report, options.week, job)
     if choice.resume or choice.mode is False:
         return None
     planning = RunReport()
@@ -98,6 +106,17 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
         return None  # the issue is built now, and reports what it read
     _report_reading(report, planning)
     return _submit(digest, store, options.week, planned, report)
+
+
+def _forget(store: Store, report: RunReport, week: str, job: Mapping[str, Any]) -> None:
+    """A job the server no longer knows made nothing this run could use: it is forgotten and
+    the week's calls are planned again (a new job with the Batch API on, else asked
+    directly); nothing is paid twice, as nothing of it was cached or entered in the ledger."""
+    note = (f"Batch API job {job['id']} of {week} is gone from the server (HTTP 404: it expired "
+            "there, or the server was reset); forgotten, the week's calls are asked again")
+    store.finish_batch_job(job["id"], "failed", "gone from the server (HTTP 404)")
+    logger.warning("%s", note)
+    report.errors.append(note)
 
 
 def _report_reading(report: RunReport, planning: RunReport) -> None:
@@ -121,9 +140,8 @@ def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
 
 
 def _collect(digest: Digest, sources: Sequence[str], options: Options, store: Store,
-             report: RunReport, out: Path, job: Mapping[str, Any]) -> str | None:
-    client = batch_client(digest)
-    status = client.status(job["id"])
+             report: RunReport, out: Path, job: Mapping[str, Any], client: BatchClient,
+             status: JobStatus) -> str | None:
     if status.status not in FINISHED:  # a poll: it reads no listing, the job is what it has
         report.batch = {"job": job["id"], "status": status.status, "requests": job["requests"],
                         "completed": status.completed}
@@ -150,17 +168,28 @@ def _collect(digest: Digest, sources: Sequence[str], options: Options, store: St
 def _fill_cache(store: Store, planned: list[PlannedCall], lines: Sequence[bytes | str],
                 report: RunReport, digest: Digest) -> int:
     """Put every usable answer in the cache (unchecked: the run checks each hit); its tokens go
-    to the ledger at the batch rate. Returns how many answers were kept."""
+    to the ledger at the batch rate. Returns how many answers were kept.
+
+    One answer a request: the first line of a custom_id counts, a repeat of it is neither
+    counted nor charged (one warning says how many), and one of no planned call is ignored."""
     by_key = {call.key: call for call in planned}
     factor = batch_price_factor(digest.settings.file)
-    kept, cost, tokens, problems = 0, 0.0, 0, []
+    kept, cost, tokens, problems, repeats = 0, 0.0, 0, [], 0
+    answered: set[str] = set()
     for item in read_output(lines):
         if isinstance(item, str):
             problems.append(item)
+        elif item.key in answered:
+            repeats += 1
         elif item.key in by_key:
+            answered.add(item.key)
             kept += 1
             cost += _remember(store, by_key[item.key], item, digest.settings.file, factor)
             tokens += item.completion.prompt_tokens + item.completion.completion_tokens
+    if repeats:
+        logger.warning("the Batch API output answers some requests more than once: %d "
+                       "repeated lines ignored (the first answer of each request is kept and "
+                       "paid for)", repeats)
     report.batch = {"requests": len(planned), "answers": kept, "unusable": len(problems),
                     "tokens": tokens, "cost_usd": round(cost, 6), "price_factor": factor,
                     "problems": problems[:10]}

@@ -18,7 +18,7 @@ from typing import Any
 from .errors import ConfigError
 from .files import utf8_text
 from .home import digest_home
-from .tables import check_kind
+from .tables import TrueFalseOrAuto, check_kind
 
 # Config file keys (TOML, top level or under [digest]) and their types.
 CONFIG_KEYS: dict[str, type] = {
@@ -29,7 +29,7 @@ CONFIG_KEYS: dict[str, type] = {
     "deadline": float,
     "theme_backend": str, "embedding_model": str, "max_papers": int, "resolve_ids": bool,
     "arxiv_api": str, "model_label": str,
-    "batch_api": object, "batch_price_factor": float,  # object: true, false or "auto" (batchjobs)
+    "batch_api": TrueFalseOrAuto, "batch_price_factor": float,
 }
 TABLES = ("themes", "limits", "profile")  # also beside a [digest] table
 MODEL_TABLES = ("prices", "models")  # [prices."name"], [models."name"]: see digest.llm.catalog

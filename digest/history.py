@@ -72,7 +72,10 @@ def status_lines(data: dict[str, Any]) -> list[str]:
         "last sending: " + (_sending_line(sending) if sending else "none"),
         "batch jobs:   " + ("; ".join(f"{job['week']} job {job['id']}, {job['requests']} "
                                      f"requests, submitted {job['submitted_at']} UTC"
-                                     for job in data["batch_jobs"]) + " (the next run collects)"
+                                     for job in data["batch_jobs"])
+                            + " (the next run collects it; if the server no longer has it, "
+                            "the week is asked again: a new job with --batch-api, else (or "
+                            "with --resume) directly)"
                             if data["batch_jobs"] else "none pending"),
     ]
 

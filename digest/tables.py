@@ -12,8 +12,16 @@ from typing import Any
 
 from .errors import ConfigError
 
+
+class TrueFalseOrAuto:
+    """The kind of a switch with a third state (``batch_api``): true, false or "auto", as a
+    boolean or as a string ("true", "False", " auto ")."""
+
+    WORDS = ("true", "false", "auto")
+
+
 KIND_NAMES: dict[type, str] = {str: "a string", int: "an integer", float: "a number",
-                               bool: "true or false"}
+                               bool: "true or false", TrueFalseOrAuto: 'true, false or "auto"'}
 
 
 def check_table(table: Any, known: Iterable[str], where: str, example: str = ""
@@ -35,6 +43,9 @@ def is_kind(value: Any, kind: type) -> bool:
     true and false are not numbers."""
     if kind is bool:
         return isinstance(value, bool)
+    if kind is TrueFalseOrAuto:
+        return isinstance(value, bool) or (isinstance(value, str)
+                                           and value.strip().lower() in TrueFalseOrAuto.WORDS)
     if isinstance(value, bool):
         return False
     return isinstance(value, (int, float) if kind is float else kind)

@@ -9,7 +9,11 @@ Each job walks ``statuses`` (default validating → in_progress → completed), 
 retrieve. When it reaches ``completed`` (or ``expired`` / ``cancelled``: then only the first
 ``partial`` requests are done) the output and error files are written: ``fail`` names
 custom-id indexes (in input order) that go to the error file, ``answers`` maps an index to
-a content string sent instead of the smart answer.
+a content string sent instead of the smart answer. ``drop``: the first so many jobs are
+forgotten as soon as ``create`` has answered (a job expired from the server, a server reset):
+a retrieve of one is a 404, as from OpenAI, while the list and the other jobs still answer.
+``repeat``: the first so many lines of the output file are written twice; ``stray``: the output
+file ends with an answer for a custom_id no request had.
 """
 
 from __future__ import annotations
@@ -54,6 +58,9 @@ class FakeBatch:
     fail: set[int] = field(default_factory=set)
     answers: dict[int, str] = field(default_factory=dict)
     partial: int = 0
+    drop: int = 0
+    repeat: int = 0
+    stray: bool = False
     files: dict[str, bytes] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     chat_requests: list[dict[str, Any]] = field(default_factory=list)
@@ -99,7 +106,10 @@ class FakeBatch:
         with self._lock:
             job = Job(f"batch_{next(self._ids)}", body["input_file_id"],
                       dict(body.get("metadata") or {}), lines, list(self.statuses))
-            self.jobs[job.id] = job
+            if self.drop > 0:
+                self.drop -= 1
+            else:
+                self.jobs[job.id] = job
         return _batch_object(job)
 
     def retrieve(self, job_id: str) -> dict[str, Any]:
@@ -117,6 +127,9 @@ class FakeBatch:
         out, errors = [], []
         for index, line in enumerate(job.lines[:done]):
             (errors if index in self.fail else out).append(self._result(index, line))
+        out += out[:self.repeat]
+        if self.stray and out:
+            out.append({**out[0], "custom_id": "no-such-request"})
         job.output_file_id = self._store_lines(out)
         job.error_file_id = self._store_lines(errors)
 

@@ -208,6 +208,34 @@ def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path)
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+def test_a_line_repeated_in_the_output_file_is_one_answer_paid_once(tmp_path, caplog):
+    """Three lines repeated in the output file were counted and paid for twice: the report's
+    `batch` said 9 answers to 6 requests, the ledger held 9 "ok (batch)" rows and the footer
+    the inflated cost (a probe, stop 28). Now the first answer of a custom_id is kept, the
+    repeats are one warning; an answer to no request of the job is ignored."""
+    with FakeBatch(repeat=3, stray=True) as fake:
+        home = tmp_path / "batch"
+        with caplog.at_level("WARNING", logger="digest"):
+            submit_and_collect(fake, home, "--report", str(tmp_path / "r.json"))
+        assert fake.chat_requests == []
+        job = next(iter(fake.jobs.values()))
+        lines = [json.loads(line) for line in fake.files[job.output_file_id].splitlines()]
+    assert len(lines) == FIRST_WAVE + 3 + 1  # the repeats and the stray answer were sent
+    usage = [line["response"]["body"]["usage"] for line in lines[:FIRST_WAVE]]
+    report = json.loads((tmp_path / "r.json").read_text())["batch"]
+    assert (report["requests"], report["answers"], report["unusable"]) == (6, 6, 0)
+    assert report["tokens"] == sum(u["prompt_tokens"] + u["completion_tokens"] for u in usage)
+    price = model_card("gpt-4o-mini").price
+    assert price is not None
+    paid = sum(0.5 * price.cost(u["prompt_tokens"], 0, u["completion_tokens"]) for u in usage)
+    assert report["cost_usd"] == pytest.approx(paid, abs=1e-6)
+    rows = [row for row in ledger(home) if row[1] == "ok (batch)"]
+    assert len(rows) == FIRST_WAVE and sum(row[4] for row in rows) == pytest.approx(paid)
+    assert footer_cost(issue(home).read_bytes()) == pytest.approx(paid, abs=1e-4)
+    repeats = [r.getMessage() for r in caplog.records if "more than once" in r.getMessage()]
+    assert len(repeats) == 1 and "3 repeated lines" in repeats[0], repeats
+
+
 def test_a_failed_job_falls_back_to_direct_calls(tmp_path):
     with FakeBatch(statuses=("validating", "failed")) as fake:
         home = tmp_path / "batch"
@@ -252,6 +280,70 @@ def test_a_run_killed_while_collecting_is_finished_by_the_next(fake, tmp_path):
     assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+def batch_job_states(home: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(home / "state.sqlite") as db:
+        return db.execute("SELECT id, state FROM batch_jobs ORDER BY submitted_at, id").fetchall()
+
+
+def test_a_job_the_server_no_longer_knows_is_forgotten_and_submitted_again(tmp_path):
+    """A job the server answered 404 for on poll (it expired from the server, or the server
+    was reset) blocked its week for good: every run exited 2 "the server has no Files/Batches
+    endpoints; set batch_api to false", with or without --batch-api, and `digest status` said
+    the next run collects it (a probe, stop 28). Now the run says the job is gone, forgets it
+    and, with --batch-api, submits the week again; the issue is the one direct calls make,
+    every answer bought once, at the batch rate."""
+    with FakeBatch(drop=1) as fake:
+        home = tmp_path / "batch"
+        code, output = newsletter(fake, home, "--batch-api")
+        assert code == 0 and "submitted, 6 requests, job batch_2" in output, output
+        assert fake.jobs == {}
+        status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+        assert "2026-W47 job batch_2" in status
+        assert "if the server no longer has it, the week is asked again" in status, status
+
+        code, output = newsletter(fake, home, "--batch-api")
+        assert code == 0, output
+        assert "Batch API job batch_2 of 2026-W47 is gone from the server (HTTP 404" in output
+        assert "submitted, 6 requests, job batch_4" in output, output
+        assert batch_job_states(home) == [("batch_2", "failed"), ("batch_4", "pending")]
+        submit_and_collect_rest(fake, home)
+        assert fake.chat_requests == []
+        assert len([row for row in ledger(home) if row[1] == "ok (batch)"]) == FIRST_WAVE
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+@pytest.mark.parametrize("extra", [(), ("--resume",)])
+def test_a_job_the_server_no_longer_knows_is_asked_directly_without_batch_api(tmp_path, extra):
+    with FakeBatch(drop=1) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests, job batch_2" in newsletter(fake, home, "--batch-api")[1]
+        code, output = newsletter(fake, home, *extra, "--report", str(tmp_path / "r.json"))
+        assert code == 0 and issue(home).exists(), output
+        assert "Batch API job batch_2 of 2026-W47 is gone from the server" in output, output
+        assert len(fake.chat_requests) == FIRST_WAVE and len(fake.jobs) == 0
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert any("batch_2 of 2026-W47 is gone" in error for error in report["errors"])
+        assert batch_job_states(home) == [("batch_2", "failed")]
+        status = runner.invoke(app, ["status", "--state", str(home / "state.sqlite")]).output
+        assert "batch jobs:   none pending" in status
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_a_stored_job_polled_at_a_server_without_batches_is_kept(fake, tmp_path):
+    """A 404 from a server with no Batches endpoint at all (the base URL now names vLLM) says
+    nothing of the job: it stays recorded, and the run is the one clear usage error."""
+    from tests.fake_openai import FakeOpenAI
+
+    home = tmp_path / "batch"
+    assert "submitted, 6 requests" in newsletter(fake, home, "--batch-api")[1]
+    with FakeOpenAI() as plain:
+        result = runner.invoke(app, [*args(fake, home), "--base-url", plain.url])
+        assert plain.chat_requests == []
+    assert result.exit_code == 2, result.output
+    assert "Batch API: the server has no Files/Batches endpoints" in result.output
+    assert [state for _, state in batch_job_states(home)] == ["pending"]
+
+
 def test_an_output_file_from_vllm_run_batch_is_read_with_batch_output(fake, tmp_path):
     home = tmp_path / "batch"
     assert "submitted" in newsletter(fake, home, "--batch-api")[1]
@@ -272,7 +364,16 @@ def test_auto_stays_direct_for_a_small_week_and_a_bad_value_is_a_usage_error(fak
     assert code == 0 and fake.jobs == {} and len(fake.chat_requests) == FIRST_WAVE
     config.write_text('batch_api = "sometimes"\n')
     code, output = newsletter(fake, tmp_path / "bad", "--config", str(config))
-    assert code == 2 and "batch_api" in output and "--batch-api" in output
+    assert code == 2 and "'batch_api' must be true, false or \"auto\"" in output, output
+
+
+def test_batch_api_true_in_the_config_file_submits_the_week(fake, tmp_path):
+    """`batch_api = true`, as the README writes it, ended in a KeyError traceback (a probe,
+    stop 28)."""
+    config = tmp_path / "digest.toml"
+    config.write_text("batch_api = true\n")
+    code, output = newsletter(fake, tmp_path / "batch", "--config", str(config))
+    assert code == 0 and f"submitted, {FIRST_WAVE} requests" in output, output
 
 
 def test_dry_run_shows_the_direct_and_the_batch_estimate(fake, tmp_path):

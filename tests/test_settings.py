@@ -240,3 +240,60 @@ def test_a_password_with_url_characters_in_it_is_masked_too(url):
     from digest.redaction import url_for_logs
     for shown in (url_for_logs(url), url_for_logs(url, keep_user=True)):
         assert "ss55word" not in shown and "127.0.0.1:18999" in shown, shown
+
+
+# A value of each TOML type, and the types each kind of CONFIG_KEYS takes.
+TOML_VALUES = {"a string": '"x"', "an integer": "7", "a float": "2.5", "a boolean": "true",
+               "an array": "[1, 2]", "a table": "{ a = 1 }",
+               "a date-time": "2026-01-01T00:00:00Z", "a date": "2026-01-01"}
+RIGHT_TYPES = {str: {"a string"}, int: {"an integer"}, float: {"an integer", "a float"},
+               bool: {"a boolean"}, "batch_api": {"a boolean"}}  # a string only from a list
+
+
+def _wrong_values() -> list[tuple[str, str]]:
+    from digest.config import CONFIG_KEYS
+    return [(key, toml_type) for key, kind in CONFIG_KEYS.items() for toml_type in TOML_VALUES
+            if toml_type not in RIGHT_TYPES.get(key, RIGHT_TYPES.get(kind, set()))]
+
+
+@pytest.mark.parametrize(("key", "toml_type"), _wrong_values())
+def test_a_config_value_of_the_wrong_toml_type_is_one_line_naming_the_key(tmp_path, key,
+                                                                          toml_type):
+    """`batch_api = 3` ended in "KeyError: <class 'object'>", exit 1: its kind had no name to
+    show (a probe, stop 28). Every key, with a value of every TOML type it does not take, is
+    a usage error naming the file and the key, never a traceback."""
+    path = _toml(tmp_path, f"{key} = {TOML_VALUES[toml_type]}\n")
+    result = CliRunner().invoke(app, ["config", "--config", str(path)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert f"digest.toml: '{key}' must be " in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+def test_every_kind_of_config_key_has_a_name_for_its_error():
+    from digest.config import CONFIG_KEYS
+    from digest.tables import KIND_NAMES
+    assert set(CONFIG_KEYS.values()) <= set(KIND_NAMES)
+
+
+@pytest.mark.parametrize(("line", "mode"), [
+    ("batch_api = true", True), ("batch_api = false", False), ('batch_api = "auto"', "auto"),
+    ('batch_api = "true"', True), ('batch_api = " False "', False), ('batch_api = "AUTO"', "auto")])
+def test_batch_api_takes_true_false_and_auto_as_booleans_or_strings(tmp_path, line, mode):
+    """The README's `batch_api = true` (or false) ended in a KeyError traceback, exit 1: only
+    the strings were taken (a probe, stop 28)."""
+    from digest.batchjobs import batch_mode
+    path = _toml(tmp_path, line + "\n")
+    assert batch_mode(resolve_settings(config_path=path)["batch_api"]) == mode
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--backend", "offline",
+                                      "--config", str(path)])
+    assert result.exit_code == 0, (result.output, result.exception)
+
+
+@pytest.mark.parametrize("value", ['"sometimes"', '""', '"yes"'])
+def test_batch_api_of_another_string_is_a_usage_error_naming_the_allowed_values(tmp_path,
+                                                                                value):
+    path = _toml(tmp_path, f"batch_api = {value}\n")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--backend", "offline",
+                                      "--config", str(path)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "digest.toml: 'batch_api' must be true, false or \"auto\"" in result.stderr

@@ -36,6 +36,9 @@ BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the l
 FINISHED = ("completed", "failed", "expired", "cancelled")
 FAILED = ("failed", "expired", "cancelled")
 NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
+# No server status: the server has a Batches endpoint but no job of this id (a 404 on
+# retrieve while the list answers): it expired from the server, or the server was reset.
+GONE = "gone"
 
 
 @dataclass(frozen=True)
@@ -157,11 +160,25 @@ class BatchClient:
         return None
 
     def status(self, job_id: str) -> JobStatus:
-        batch = self._call(lambda: self._client.batches.retrieve(job_id))
+        """The job's status, ``GONE`` when the server no longer knows it."""
+        batch = self._call(lambda: self._retrieve(job_id))
+        if batch is None:
+            return JobStatus(GONE, 0, 0, 0, None, None)
         counts = batch.request_counts
         return JobStatus(batch.status, counts.total if counts else 0,
                          counts.completed if counts else 0, counts.failed if counts else 0,
                          batch.output_file_id, batch.error_file_id)
+
+    def _retrieve(self, job_id: str) -> Any:
+        """The job, or None for a 404 from a server whose list of jobs answers: a server with
+        no Batches endpoint at all 404s on the list too, and ``_call`` says so."""
+        import openai
+
+        try:
+            return self._client.batches.retrieve(job_id)
+        except openai.NotFoundError:
+            self._client.batches.list(limit=1)
+            return None
 
     def lines(self, file_id: str | None) -> list[bytes]:
         if not file_id:
