@@ -165,6 +165,32 @@ def test_a_pending_issue_whose_templates_are_gone_says_so_and_how_to_finish_it(t
     assert sorted(published(state)) == ["2026-W46", "2026-W47"]
 
 
+def test_a_pending_issue_made_with_relative_templates_is_finished_from_another_folder(
+        tmp_path, monkeypatch):
+    """`--templates tpl`, given relative to the folder the run started in, was kept as "tpl":
+    killed at `pending`, the issue was said to need restored templates (the folder was there)
+    when status or the next run started elsewhere (a probe, this stop)."""
+    import shutil
+
+    from digest.render.renderer import TEMPLATES_DIR
+
+    state, _out, args = setup(tmp_path)
+    (tmp_path / "tpl").mkdir()
+    shutil.copy(TEMPLATES_DIR / "index.md.j2", tmp_path / "tpl" / "index.md.j2")
+    monkeypatch.chdir(tmp_path)
+    run = start_paused(tmp_path, "pending", "newsletter", str(tmp_path / "in" / "2026-W46.jsonl"),
+                       "--week", "2026-W46", "--templates", "tpl", *args)
+    kill9(run)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    status = cli("status", "--state", str(state))
+    assert "2026-W46 (the next run finishes it)" in status.stdout, status.stdout
+    later = cli("newsletter", str(tmp_path / "in"), "--week", "2026-W47", *args)
+    assert later.returncode == 0, later.stderr
+    assert sorted(published(state)) == ["2026-W46", "2026-W47"]
+
+
 def test_an_index_that_is_a_folder_is_named_and_the_fix_given_works(tmp_path):
     """index.md replaced by a folder: the error named a temp file ".index.md.h0qn63f4:
     cannot write (Is a directory)" and advised "choose another output folder (set by
