@@ -14,6 +14,7 @@ The password is only ever handed to ``smtplib``; it is in no message or log line
 
 from __future__ import annotations
 
+import contextlib
 import email.policy
 import ipaddress
 import logging
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate, make_msgid, parseaddr
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MailError, MailUnavailable
@@ -260,6 +261,17 @@ def _checked_address(address: str) -> str:
     except (ValueError, IndexError, UnicodeError) as error:
         raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
     return str(checked)
+
+
+def mailbox(address: str) -> str:
+    """Who an address reaches, however it is written: "The Team <TEAM@Exämple.org>" and
+    "team@xn--exmple-cua.org" are one mailbox (the name dropped, the domain in ASCII, case
+    folded: servers treat local parts without case in practice)."""
+    spec = parseaddr(address)[1] or address
+    local, _, domain = spec.rpartition("@")
+    with contextlib.suppress(UnicodeError):
+        domain = domain.encode("idna").decode("ascii")
+    return f"{local}@{domain}".casefold()
 
 
 def _named(spec: str, addresses: tuple[str, ...]) -> str:

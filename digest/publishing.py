@@ -78,7 +78,8 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
                "aliases": sorted({name for paper in papers for name in published_names(paper)}),
                "inbox": sorted({record_key(record) for record in inbox}),
                "history": history_to_json(history_entry(issue)),
-               "site_url": site_url, "templates": str(Path(templates_dir).resolve()) if templates_dir else None,
+               "site_url": site_url,
+               "templates": str(Path(templates_dir).resolve()) if templates_dir else None,
                "read": {"keys": list(read[0]), "late": sorted(read[1])} if read else None}
     content_hash = files_hash(texts)
     store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload)

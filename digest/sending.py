@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import DigestError, MailError
-from .mail import Delivered
+from .mail import Delivered, mailbox
 from .state import Store
 from .testhook import pause_at
 
@@ -36,8 +36,8 @@ def still_to_send(store: Store | None, week: str, recipients: tuple[str, ...], *
             f"{last['message_id']}) was interrupted before the server confirmed it: it may "
             "have gone out. Check the mail server's log or a recipient's mailbox, then send "
             "it (again) with resend", setting="resend")
-    reached = {rcpt for sending in earlier for rcpt in sending["recipients"]}
-    return tuple(rcpt for rcpt in recipients if rcpt not in reached)
+    reached = {mailbox(rcpt) for sending in earlier for rcpt in sending["recipients"]}
+    return tuple(rcpt for rcpt in recipients if mailbox(rcpt) not in reached)
 
 
 def already_sent(store: Store, week: str, recipients: tuple[str, ...]) -> str:

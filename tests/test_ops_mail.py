@@ -92,6 +92,23 @@ def test_a_recipient_the_server_turns_away_is_not_recorded_as_sent_and_the_rerun
     assert len(willing.envelopes) == 1
 
 
+@pytest.mark.parametrize("second", ["team@example.org", "The Team <TEAM@Example.ORG>"])
+def test_a_recipient_written_another_way_is_not_sent_the_week_twice(
+        mail_env, smtp_server, monkeypatch, tmp_path, second):
+    """"Team <team@example.org>" was sent the week, then `DIGEST_MAIL_TO=team@example.org` sent
+    it again: "sent once" compared the whole address, name and case included (a probe, this
+    stop). A recipient is its mailbox."""
+    state, handler = tmp_path / "state.sqlite", Recorder()
+    server = smtp_server(handler)
+    monkeypatch.setenv("DIGEST_MAIL_TO", "Team <team@example.org>")
+    assert send(state, server.port).returncode == 0
+    monkeypatch.setenv("DIGEST_MAIL_TO", second)
+    again = send(state, server.port)
+    assert again.returncode == 0, again.stderr
+    assert "already sent" in again.stdout
+    assert len(handler.envelopes) == 1
+
+
 def test_a_server_without_auth_is_a_configuration_error_not_a_retry(mail_env, smtp_server,
                                                                     monkeypatch, tmp_path):
     server = smtp_server(Recorder())  # offers no AUTH
