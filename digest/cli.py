@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 import typer
 
@@ -477,6 +477,9 @@ def _product(data: str | bytes, what: str) -> None:
     """Write the command's product (the ``--eml`` message, the Markdown, a listing) to stdout
     whole, and flush: stdout that cannot take all of it is exit 75, not a cut-off product and
     exit 0 (a full disk takes part of a write without an error)."""
+    if sys.stdout is None:  # started with no standard output (`>&-`)
+        raise OutputUnavailable(f"standard output: it is closed; {what} was not written: "
+                                "give the command somewhere to write, then run again")
     raw = data if isinstance(data, bytes) else data.encode(sys.stdout.encoding or "utf-8",
                                                             sys.stdout.errors or "strict")
     try:
@@ -682,10 +685,35 @@ class _WarningsKept(logging.Handler):
 GC_THRESHOLDS = (50_000, 20, 10)
 
 
+def _flushed() -> None:
+    """What click printed itself (``--version``, ``--help``, a usage error) may still sit in
+    the buffer: flushed here, a full disk or a closed pipe is exit 75 in one line, not a
+    traceback at the interpreter's exit."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as error:
+        _unwritable(error)
+
+
+def _unwritable(error: OSError) -> NoReturn:
+    with suppress(OSError, ValueError):
+        sys.stdout = None  # type: ignore[assignment] # nothing more goes there
+    _say(f"Error: standard output: cannot write ({_why(error)}); what the command printed "
+         "was not written whole: free space or fix where the output goes, then run again")
+    raise SystemExit(OutputUnavailable.exit_code) from None
+
+
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         app()
+        _flushed()
+    except SystemExit:
+        _flushed()
+        raise
+    except OSError as error:  # what click prints itself: every command's own are handled
+        _unwritable(error)
     finally:
         # The interpreter's last collection walks every object still alive (a 50,000-paper
         # run's millions: a second of CPU), only to find cycles whose memory the process gives

@@ -326,6 +326,40 @@ def test_summarize_to_a_full_stdout_exits_75_naming_standard_output():
     assert "standard output" in line and not line.startswith("Error: .:"), line
 
 
+def _with_stdout_closed(*args: str):  # type: ignore[no-untyped-def]
+    """`digest ARGS >&-`: a process started with no standard output at all."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.opsrun import Result
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run([sys.executable, "-m", "digest", *args], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=env, check=False, timeout=120,
+                          preexec_fn=lambda: os.close(1))  # noqa: PLW1509 - no threads here
+    return Result(done.returncode, "", done.stderr.decode())
+
+
+@pytest.mark.parametrize("args", [
+    ("summarize", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline"),
+    ("config",),
+])
+def test_a_product_to_a_closed_standard_output_exits_75_naming_it(args):
+    """`digest summarize ... >&-` (or status, history, config, email --eml) ended in an
+    AttributeError traceback, exit 1 (a probe, this stop)."""
+    line = one_line_error(_with_stdout_closed(*args), 75)
+    assert "standard output" in line, line
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",)])
+def test_version_and_help_to_a_full_standard_output_exit_75_without_a_traceback(args):
+    """`digest --version > /dev/full` ended in an OSError traceback (a probe, this stop)."""
+    result = run_process(*args, stdout="/dev/full")
+    line = one_line_error(result, 75)
+    assert "standard output" in line, line
+
+
 def test_a_newsletter_whose_path_cannot_be_printed_is_still_published_and_exits_0(tmp_path):
     """`digest newsletter > /dev/full` published the issue, then said "Error: .: cannot write
     (No space left on device); nothing more was done" and exited 75 (a probe, this stop).
