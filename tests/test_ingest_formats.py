@@ -305,6 +305,10 @@ def _authors_read(value, fmt: str = "json") -> tuple[str, ...]:
     ("Finn, Chelsea and Levine, Sergey and others", ("Chelsea Finn", "Sergey Levine")),
     ("van der Berg, Jan; Finn, Chelsea", ("Jan van der Berg", "Chelsea Finn")),
     ("Finn, Chelsea", ("Chelsea Finn",)),
+    # names in a script written without spaces are two names, as before (a probe, this stop:
+    # "王伟, 李娜" was shown as one person, "李娜 王伟")
+    ("王伟, 李娜", ("王伟", "李娜")),
+    ("Wang, 李娜", ("Wang", "李娜")),
     ("Chelsea Finn, Sergey Levine", ("Chelsea Finn", "Sergey Levine")),
     ("A. One, B. Two and C. Three", ("A. One", "B. Two", "C. Three")),
     ("A. One, B. Two, and C. Three", ("A. One", "B. Two", "C. Three")),

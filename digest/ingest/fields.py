@@ -33,6 +33,7 @@ DATE_FIELDS = ("date", "published", "published_at", "publishedat", "publication_
 _KEY = re.compile(r"[\s_\-]+")
 _MAX_LITERAL = 100_000
 _OLD_SNAPSHOT_ID = re.compile(r"^(\d{3,4})\.(\d{1,5})$")
+_LATIN_NAME = re.compile(r"[A-Za-z\u00c0-\u024f' .,-]+")
 _NAME_GROUP = re.compile(r";|\band\b")  # between names; a comma may be inside "Last, First"
 
 
@@ -167,13 +168,15 @@ def _a_name(text: str) -> bool:
 def _last_first(groups: list[str]) -> bool:
     """Whether the names are "Last, First": each of several holds exactly one comma (a list
     "A, B and C" has none in its last part), or the only one does after a single word, as in
-    "Finn, Chelsea" (read as one person, not as two one-word names); and no family name has an
-    initial, as "A.B.Kaidalov, M.I.Vysotsky" would."""
+    "Finn, Chelsea" (read as one person, not as two one-word names; not in a script written
+    without spaces, where "王伟, 李娜" is two names); and no family name has an initial, as
+    "A.B.Kaidalov, M.I.Vysotsky" would."""
     lasts = [group.partition(",")[0] for group in groups]
     if not groups or any(group.count(",") != 1 for group in groups) or any(
             "." in last for last in lasts):
         return False
-    return len(groups) > 1 or len(lasts[0].split()) == 1
+    return len(groups) > 1 or (len(lasts[0].split()) == 1 and _LATIN_NAME.fullmatch(groups[0])
+                               is not None)
 
 
 def _first_last(name: str) -> str:
