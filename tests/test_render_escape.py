@@ -138,7 +138,7 @@ def test_markdown_links_only_http_urls_of_ingested_records():
 
 @pytest.mark.parametrize(("text", "escaped"), [
     ("# x", "\\# x"), ("> x", "\\> x"), ("- x", "\\- x"), ("+ x", "\\+ x"), ("1. x", "1\\. x"),
-    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "\\<b>"),
+    ("12) x", "12\\) x"), ("a | b", "a \\| b"), ("[a](b)", "\\[a\\](b)"), ("<b>", "&lt;b>"),
     ("x http://e.x", "x http\\://e.x"), ("Title ##", "Title \\#\\#"), ("`c`", "\\`c\\`"),
     ("&amp;", "\\&amp;"), ("a\u202eb\u2066c", "abc"), ("a\nb\t c", "a b c"),
 ])
@@ -156,7 +156,7 @@ def test_escape_markdown_examples(text, escaped):
     ("A*B search", "A\\*B search"), ("A*B and C*D", "A\\*B and C\\*D"), ("x* y", "x\\* y"),
     ("_a_", "\\_a\\_"), ("Models~(MLMs)", "Models\\~(MLMs)"),
     ("~~a~~", "\\~~a\\~\\~"), ("a@b.example", "a\\@b.example"), ("&lt;", "\\&lt;"),
-    ("<!-- c -->", "\\<!-- c -->"), ("</p>", "\\</p>"), ("with 6.0 <= V-K", "with 6.0 <= V-K"),
+    ("<!-- c -->", "&lt;!-- c -->"), ("</p>", "&lt;/p>"), ("with 6.0 <= V-K", "with 6.0 <= V-K"),
 ])
 def test_escape_markdown_leaves_what_is_not_markup_at_its_place(text, escaped):
     """Issue 14: "\\&" in every theme name, "pass\\@k", "\\\\oni" in the raw Markdown."""
@@ -168,6 +168,7 @@ def escape_markdown_before(text: object) -> str:
     from digest.render import escape as e
     text = e._MD_ALWAYS.sub(r"\\\1", one_line(text))
     text = e._CONTEXT.sub(r"\\\g<0>", text)
+    text = e._TAG_OPEN.sub("&lt;", text)
     text = e._AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = e._ORDERED_LIST_START.sub(r"\1\\\2", text)
     text = e._TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
@@ -570,3 +571,32 @@ def test_a_markdown_template_of_yours_gets_no_python_internals(tmp_path):
     (tmp_path / "issue.md.j2").write_text("{{ issue.title.__class__.__mro__ }}\n")
     with pytest.raises(TemplateError, match="Use a filter instead"):
         Renderer(tmp_path).markdown(plain_issue())
+
+
+def test_a_title_in_an_html_block_of_a_markdown_template_of_yours_makes_no_tag(tmp_path):
+    """A `.md.j2` of the user's that wraps a title in `<div>` lines puts it in a CommonMark HTML
+    block, where a backslash escapes nothing: "\\<img src=x onerror=...>" was a live tag (a
+    probe, this stop). A "<" that could open a tag is written "&lt;", which Markdown shows as
+    "<" in text and an HTML block shows as text too."""
+    from tests.render_samples import SectionSpec, make_issue, paper
+
+    hostile = "<img src=x onerror=alert(1)> Evil"
+    issue = make_issue([SectionSpec("Theme", "About it.", [paper(1, hostile)])])
+    (tmp_path / "issue.md.j2").write_text(
+        "{% for s in issue.sections %}{% for p in s.papers %}<div class=\"paper\">\n"
+        "{{ p.title }}\n</div>\n\n{% endfor %}{% endfor %}")
+    markdown = Renderer(tmp_path).markdown(issue)
+    html = "".join(t.content for t in md_tokens(markdown) if t.type == "html_block")
+    assert "<div" in html and "<img" not in html, html
+    shown = Renderer().markdown(issue)  # and digest's own template shows the title as typed
+    inline = "".join(t.content for t in md_tokens(shown) if t.type == "inline")
+    assert "<img src=x onerror=alert(1)> Evil" in _text_of_md(shown) and "<img" not in "".join(
+        t.content for t in md_tokens(shown) if t.type in ("html_inline", "html_block")), inline
+
+
+def _text_of_md(markdown: str) -> str:
+    import re as _re
+    from html import unescape
+
+    from markdown_it import MarkdownIt
+    return unescape(_re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown)))

@@ -33,11 +33,14 @@ _MD_ALWAYS = re.compile(r"([\\`\[\]|$*])")
 # (GFM pairs one "~" or two across values, and no template writes one, so a "~" that cannot
 # close pairs with nothing: after a space, as in "at most ~ 3800" or "about ~50%", or before a
 # letter or digit after punctuation or at the start, as the templates write a value after a
-# space or punctuation); "<" before a tag or an autolink (a letter, "/", "!" or "?"; or an
-# address's local part and its "@": "<1admin@intranet>"), not in "a <= b"; "&" before an
-# entity. An "@" needs one only in what GFM autolinks: see ``_AUTOLINK``.
-_CONTEXT = re.compile(r"(?<![^\W_])_|_(?![^\W_])|(?<!\s)~(?![^\W_])|(?<=[^\W_])~|"
-                      r"<(?=[A-Za-z/!?]|[\w.!#$%&'*+/=?^`{|}~-]+@)|&(?=#?\w+;)")
+# space or punctuation); "&" before an entity. An "@" needs one only in what GFM autolinks:
+# see ``_AUTOLINK``.
+_CONTEXT = re.compile(r"(?<![^\W_])_|_(?![^\W_])|(?<!\s)~(?![^\W_])|(?<=[^\W_])~|&(?=#?\w+;)")
+# "<" before a tag or an autolink (a letter, "/", "!" or "?"; or an address's local part and
+# its "@": "<1admin@intranet>"), not in "a <= b": written "&lt;", not "\<", as a template of
+# the user's may put the value inside an HTML block, where a backslash escapes nothing and an
+# entity still shows "<".
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[\w.!#$%&'*+/=?^`{|}~-]+@)")
 # What would start a block (heading, quote, list, setext underline) at a line's start.
 _BLOCK_START = re.compile(r"^([#>+=\-])")
 _ORDERED_LIST_START = re.compile(r"^(\d+)([.)])")
@@ -73,6 +76,7 @@ def escape_markdown(text: object) -> str:
         return text
     text = _MD_ALWAYS.sub(r"\\\1", text)
     text = _CONTEXT.sub(r"\\\g<0>", text)
+    text = _TAG_OPEN.sub("&lt;", text)
     text = _AUTOLINK.sub(lambda match: "\\" + match[0], text)
     text = _ORDERED_LIST_START.sub(r"\1\\\2", text)
     text = _TRAILING_HASHES.sub(lambda match: "\\#" * len(match[0]), text)
