@@ -6,7 +6,9 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     DigestError                 exit 1   base class; never raised bare
     ├── ConfigError             exit 2   bad flag value, config file or environment
     ├── SourceError             exit 1   a listing that cannot be read or parsed
-    │                                    (names the source, and the line when known)
+    │   │                                (names the source, and the line when known)
+    │   └── SourceUnavailable   exit 75  its server is down or too slow now: a run that read
+    │                                    nothing else can succeed later
     ├── StateError              exit 1   the SQLite store is unreadable or from a newer digest
     │   ├── StateBusy           exit 75  another run holds the store's lock: try again later
     │   └── StateUnavailable    exit 75  the store's disk is full, read-only or failing: retry
@@ -65,6 +67,13 @@ class SourceError(DigestError):
         if fix:
             message += f" ({fix})"
         super().__init__(message)
+
+
+class SourceUnavailable(SourceError):
+    """A source could not be fetched now (its server down, too slow, answering 5xx): a run
+    that read nothing else can succeed later (exit 75)."""
+
+    exit_code = EX_TEMPFAIL
 
 
 class StateError(DigestError):

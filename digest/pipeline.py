@@ -25,7 +25,7 @@ from .dating import (
     taken_later,
 )
 from .dedup import DedupResult, deduplicate, known_names
-from .errors import SourceError
+from .errors import SourceError, SourceUnavailable
 from .ingest import IngestLimits, load_sources
 from .ingest.sources import StdinReader
 from .links import ARXIV_API
@@ -103,7 +103,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
         inbox = store.inbox(options.week) if options.use_inbox else []
         records = ingested.records + inbox
         if options.require_records and not records:
-            raise nothing_read(sources, report.errors)
+            raise nothing_read(sources, report.errors, failed=ingested.errors)
         considered = None
         if options.by_date:
             records, inbox, considered = _in_week(records, inbox, store, options.week, report)
@@ -184,7 +184,8 @@ def dedup_sources(sources: Sequence[str], *, fmt: str | None = None, strict: boo
     ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=stdin, limits=limits)
     report.errors += [str(error) for error in ingested.errors]
     if not ingested.records:
-        raise nothing_read(sources, report.errors, outcome="nothing to deduplicate")
+        raise nothing_read(sources, report.errors, outcome="nothing to deduplicate",
+                           failed=ingested.errors)
     deduped = deduplicate(ingested.records)
     report.counts = Stats(records_read=len(ingested.records), papers_unique=len(deduped.papers),
                           duplicates_merged=deduped.duplicates_merged)
@@ -215,7 +216,8 @@ def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
     if options.require_records and not records:
-        raise nothing_read(sources, [str(error) for error in ingested.errors])
+        raise nothing_read(sources, [str(error) for error in ingested.errors],
+                           failed=ingested.errors)
     added = store.inbox_weeks(options.week) if inbox else None
     weeks = record_weeks(records, store, default=today_week, added=added)
     late = late_records(records, weeks, inbox, store)  # the first week a catch-up writes
@@ -255,13 +257,18 @@ def _warn_late(weeks: Sequence[str], where: str) -> None:
 
 
 def nothing_read(sources: Sequence[str], errors: Sequence[str], *,
-                 outcome: str = "no issue was written") -> SourceError:
+                 outcome: str = "no issue was written", failed: Sequence[Exception] = ()
+                 ) -> SourceError:
     """No source could be read, or they held no record: publishing an empty issue would
-    announce "no papers this week" to everyone (and hide the fault), so it is an error."""
+    announce "no papers this week" to everyone (and hide the fault), so it is an error; a
+    temporary one (exit 75) when every source ``failed`` only for now (its server down or
+    slow)."""
     problem = ("no source could be read" if errors else "the sources held no paper record")
-    return SourceError(", ".join(sources) or "the inbox", f"nothing read: {problem}",
-                       fix=f"{outcome}; check the paths and the listings (the run report "
-                       "lists each source's error)")
+    for_now = bool(failed) and all(isinstance(error, SourceUnavailable) for error in failed)
+    return (SourceUnavailable if for_now else SourceError)(
+        ", ".join(sources) or "the inbox", f"nothing read: {problem}",
+        fix=f"{outcome}; " + ("try again later" if for_now else "check the paths and the "
+                             "listings") + " (the run report lists each source's error)")
 
 
 def compose_intro(sections: Sequence[IssueSection]) -> str:

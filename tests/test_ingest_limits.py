@@ -256,3 +256,21 @@ def test_rows_without_titles_count_against_the_cap(tmp_path):
     assert len(result.records) == 8
     (error,) = result.errors
     assert "20 of its 28 records were left out (kept 8)" in error.problem
+
+
+def test_a_run_whose_only_listing_server_is_too_slow_exits_75(trickle, tmp_path, monkeypatch):
+    """A URL source that could not be fetched now (too slow, down, 5xx) and nothing else read
+    made `digest summarize URL` exit 1, "nothing read", where a retry later can succeed: exit
+    75, as for an unavailable LLM endpoint or SMTP server (left by a helper, this stop)."""
+    from typer.testing import CliRunner
+
+    from digest.cli import app
+
+    url, server = trickle
+    server.size = 400  # 20 s of body against a 1 s deadline
+    (tmp_path / "digest.toml").write_text("[limits]\nfetch_deadline = 1\n")
+    monkeypatch.setenv("DIGEST_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(app, ["summarize", url, "--backend", "offline", "--config",
+                                      str(tmp_path / "digest.toml"), "--week", "2026-W47"])
+    assert result.exit_code == 75, result.output
+    assert "fetch deadline" in result.stderr and "nothing read" in result.stderr

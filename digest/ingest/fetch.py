@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..errors import SourceError
+from ..errors import SourceError, SourceUnavailable
 from ..home import digest_home
 from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
@@ -176,8 +176,8 @@ class Fetcher:
             return self._get_with_retries(url, shown, cached, limit)
         except _Transient as exc:
             if cached is None:
-                raise SourceError(shown, f"could not fetch it: {exc}",
-                                  fix="try again later") from None
+                raise SourceUnavailable(shown, f"could not fetch it: {exc}",
+                                        fix="try again later") from None
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cached[0].stored_at))
             warning = describe(shown, f"could not fetch it ({exc}); used the copy cached {when}",
                                fix="try again later for a fresh copy")
@@ -248,9 +248,10 @@ class Fetcher:
             raise _Transient(f"HTTP {status} {response.reason_phrase}".strip(),
                              parse_retry_after(response.headers.get("retry-after")))
         if not response.is_success:
-            raise SourceError(shown, f"the server answered HTTP {status} "
-                              f"{response.reason_phrase}".rstrip(),
-                              fix="check the URL" if status < 500 else "try again later")
+            failed = SourceError if status < 500 else SourceUnavailable
+            raise failed(shown, f"the server answered HTTP {status} "
+                         f"{response.reason_phrase}".rstrip(),
+                         fix="check the URL" if status < 500 else "try again later")
         problem = self._keep(shown, lambda: self.cache.store(url, shown, response.headers, body))
         return Fetched(body, response.headers.get("content-type"), problem)
 
