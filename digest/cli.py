@@ -463,6 +463,7 @@ def show_config(config: ConfigPath = None, as_json: JsonFlag = False) -> None:
 def init(path: Annotated[Path, typer.Argument(help="Where to write it.")] = Path("digest.toml")
          ) -> None:
     """Write a commented starter digest.toml; an existing file is never overwritten."""
+    _setup_logging(0)
     with _handled(None, RunReport()):
         written = starter_config(path)
         _tell(f"wrote {written}: edit it, then pass --config {path}", f"{written} was written")
@@ -504,6 +505,8 @@ def _tell(line: str, done: str) -> None:
     would have the mail system deliver the mail again and stop `&& digest email`, for a
     line `digest status` and the run report give anyway."""
     try:
+        if sys.stdout is None:  # started with none (`>&-`): click would drop the line unseen
+            raise OSError(errno.EBADF, "it is closed")
         typer.echo(line)
     except OSError as error:
         logging.getLogger("digest.cli").warning(

@@ -360,6 +360,27 @@ def test_version_and_help_to_a_full_standard_output_exit_75_without_a_traceback(
     assert "standard output" in line, line
 
 
+def test_init_to_a_full_standard_output_writes_the_file_and_says_so(tmp_path):
+    """`digest init x.toml > /dev/full` wrote the file, exited 0 and said nothing: init set up
+    no logging, so the warning went nowhere (a probe, this stop)."""
+    result = run_process("init", str(tmp_path / "x.toml"), stdout="/dev/full")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "x.toml").exists()
+    assert "standard output" in result.stderr and "was written" in result.stderr
+
+
+def test_a_newsletter_to_a_closed_standard_output_is_published_and_says_so(tmp_path):
+    """`digest newsletter ... >&-` published the issue and exited 0 without a word: with no
+    standard output at all, the line naming the issue was dropped unseen (a probe, this
+    stop)."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    result = _with_stdout_closed("newsletter", str(EXAMPLES), "--week", "2026-W47",
+                                 "--backend", "offline", "--state", str(state), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "standard output" in result.stderr and "published" in result.stderr
+    assert "2026-W47" in published(state)
+
+
 def test_a_newsletter_whose_path_cannot_be_printed_is_still_published_and_exits_0(tmp_path):
     """`digest newsletter > /dev/full` published the issue, then said "Error: .: cannot write
     (No space left on device); nothing more was done" and exited 75 (a probe, this stop).
