@@ -716,6 +716,9 @@ def main() -> None:
         _flushed()
         raise
     except OSError as error:  # what click prints itself: every command's own are handled
+        intended = getattr(error.__context__, "exit_code", None)
+        if isinstance(intended, int):  # its message for an error (a usage error: 2) failed
+            raise SystemExit(intended) from None  # on a full stderr: the code still stands
         _unwritable(error)
     finally:
         # The interpreter's last collection walks every object still alive (a 50,000-paper

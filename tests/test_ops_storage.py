@@ -360,6 +360,16 @@ def test_version_and_help_to_a_full_standard_output_exit_75_without_a_traceback(
     assert "standard output" in line, line
 
 
+@pytest.mark.parametrize("args", [("newsletter", "--bogus"), ("summarize", "--max-themes", "99"),
+                                  ("no-such-command",)])
+def test_a_usage_error_with_a_full_stderr_still_exits_2(args):
+    """`digest newsletter --bogus 2>/dev/full` exited 75, "try again later" to cron, where it is
+    2 with a normal stderr: click's message failed to print and the failure took over the exit
+    code (a probe, this stop)."""
+    result = run_process(*args, stderr="/dev/full")
+    assert result.returncode == 2, result.returncode
+
+
 def test_init_to_a_full_standard_output_writes_the_file_and_says_so(tmp_path):
     """`digest init x.toml > /dev/full` wrote the file, exited 0 and said nothing: init set up
     no logging, so the warning went nowhere (a probe, this stop)."""
