@@ -52,6 +52,6 @@ e2e-local: $(STAMP) $(E2E_STAMP)  ## digest against a real local model server (s
 	DIGEST_E2E_PYTHON=$(abspath $(E2E_VENV))/bin/python $(BIN)/python -m pytest -q -s tests/e2e_local
 
 clean:  ## the venv, build files, caches and what `make demo` wrote (outputs/ keeps its .gitkeep)
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 	find outputs -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

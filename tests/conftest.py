@@ -30,6 +30,13 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     return home
 
 
+def pytest_report_header() -> list[str]:
+    if SEEDS.is_dir() and SHARED_DATA.is_dir():
+        return []
+    return [f"{ROOT.parent / 'shared'} is missing: the tests that read the seeds and the arXiv "
+            "sample will fail (CI and developers keep ../shared beside the checkout)"]
+
+
 @pytest.fixture
 def seeds() -> Path:
     if not SEEDS.is_dir():
