@@ -379,6 +379,33 @@ def test_a_job_collected_at_a_server_without_files_endpoints_is_kept(fake, tmp_p
     assert [state for _, state in batch_job_states(home)] == ["pending"]
 
 
+@pytest.mark.parametrize(("endpoint", "status"), [
+    ("retrieve", 503), ("retrieve", 429), ("list", 503), ("content", 503), ("content", 500)])
+def test_a_batch_api_that_is_down_is_a_temporary_failure_and_the_job_is_kept(
+        tmp_path, endpoint, status):
+    """A 503 from the Batch API on poll, on the list of jobs or on the output file exited 1,
+    "refused for good", where the direct path gives 75 (a probe, this stop). Now 429 and 5xx
+    are exit 75 saying the next run tries again; the job stays pending and is collected then."""
+    with FakeBatch(drop=1 if endpoint == "list" else 0) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests" in newsletter(fake, home, "--batch-api")[1]
+        if endpoint == "content":
+            assert "still running" in newsletter(fake, home)[1]
+        fake.broken[endpoint] = status
+        code, output = newsletter(fake, home)
+        assert code == 75, output
+        assert f"Batch API: HTTP {status} from the server" in output
+        assert "the next run tries again" in output, output
+        assert [state for _, state in batch_job_states(home)] == ["pending"]
+        assert not issue(home).exists() and fake.chat_requests == []
+        fake.broken.clear()
+        submit_and_collect_rest(fake, home)
+        if endpoint == "list":  # the job was gone all along: asked directly once it answers
+            assert len(fake.chat_requests) == FIRST_WAVE
+        else:
+            assert fake.chat_requests == []
+
+
 def test_a_stored_job_polled_at_a_server_without_batches_is_kept(fake, tmp_path):
     """A 404 from a server with no Batches endpoint at all (the base URL now names vLLM) says
     nothing of the job: it stays recorded, and the run is the one clear usage error."""

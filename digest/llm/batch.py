@@ -36,6 +36,7 @@ BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the l
 FINISHED = ("completed", "failed", "expired", "cancelled")
 FAILED = ("failed", "expired", "cancelled")
 NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
+TRY_AGAIN = (408, 429)  # and 5xx but 501: the server is down, overloaded or rate-limiting
 # No server status: the server has a Batches endpoint but no job of this id (a 404 on
 # retrieve while the list answers): it expired from the server, or the server was reset.
 GONE = "gone"
@@ -223,6 +224,9 @@ class BatchClient:
                     "the requests and give its output with batch_output",
                     setting="batch_api") from None
             message = mask_secret(str(error.message), self._secret)[:120]
+            if error.status_code in TRY_AGAIN or error.status_code >= 500:
+                raise LLMUnavailable(f"Batch API: HTTP {error.status_code} from the server "
+                                     f"({message}); the next run tries again") from None
             raise LLMError(f"Batch API: HTTP {error.status_code} from the server ({message})"
                            ) from None
         except openai.APIError as error:
