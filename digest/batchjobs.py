@@ -14,9 +14,10 @@
   one exactly like a fresh answer; what is missing (a failed line, an expired job) is asked
   directly, an invalid answer gets the repair request a fresh one would, and merges are
   asked directly: they depend on the batch's answers, are few, and a second batch would
-  cost another day. A job the server no longer knows (a 404 on poll while its list answers)
-  is forgotten and the week planned again: a new job, or (Batch API off, ``--resume``) direct
-  calls.
+  cost another day. A job the server no longer knows (a 404 on poll while its list answers),
+  or whose output or error file it no longer has (a 404 on its content while the list of
+  files answers), is forgotten and the week planned again: a new job, or (Batch API off,
+  ``--resume``) direct calls.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .llm.batch import (
     GONE,
     Answer,
     BatchClient,
-    JobStatus,
+    JobGone,
     prompt_hash,
     read_output,
     requests_jsonl,
@@ -94,10 +95,10 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
         return None
     if pending:
         job, client = pending[-1], batch_client(digest)
-        status = client.status(job["id"])
-        if status.status != GONE:
-            return _collect(digest, sources, options, store, report, out, job, client, status)
-        _forget(store, report, options.week, job)
+        try:
+            return _collect(digest, sources, options, store, report, out, job, client)
+        except JobGone as gone:
+            _forget(store, report, options.week, job, str(gone))
     if choice.resume or choice.mode is False:
         return None
     planning = RunReport()
@@ -108,13 +109,14 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
     return _submit(digest, store, options.week, planned, report)
 
 
-def _forget(store: Store, report: RunReport, week: str, job: Mapping[str, Any]) -> None:
-    """A job the server no longer knows made nothing this run could use: it is forgotten and
-    the week's calls are planned again (a new job with the Batch API on, else asked
-    directly); nothing is paid twice, as nothing of it was cached or entered in the ledger."""
-    note = (f"Batch API job {job['id']} of {week} is gone from the server (HTTP 404: it expired "
-            "there, or the server was reset); forgotten, the week's calls are asked again")
-    store.finish_batch_job(job["id"], "failed", "gone from the server (HTTP 404)")
+def _forget(store: Store, report: RunReport, week: str, job: Mapping[str, Any],
+            gone: str) -> None:
+    """A job the server no longer knows (or whose files it no longer has) made nothing this
+    run could use: it is forgotten and the week's calls are planned again (a new job with the
+    Batch API on, else asked directly); nothing is paid twice, as nothing of it was cached or
+    entered in the ledger."""
+    note = f"Batch API job {job['id']} of {week}{gone}; forgotten, the week's calls are asked again"
+    store.finish_batch_job(job["id"], "failed", gone.lstrip(" :"))
     logger.warning("%s", note)
     report.errors.append(note)
 
@@ -130,7 +132,8 @@ def _report_reading(report: RunReport, planning: RunReport) -> None:
 def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
             report: RunReport) -> str:
     client, signed = batch_client(digest), {"digest_week": week, "digest_plan": plan_hash(planned)}
-    adopted = client.find(signed)  # a run killed before it recorded its job
+    known = {job["id"] for job in store.batch_jobs(week)}  # collected, or forgotten: not again
+    adopted = client.find(signed, known)  # a run killed before it recorded its job
     job_id, input_file = adopted or client.submit(requests_jsonl(planned), signed)
     pause_at("batch-submitted")
     store.add_batch_job(job_id, week, input_file, len(planned), signed["digest_plan"])
@@ -140,18 +143,22 @@ def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
 
 
 def _collect(digest: Digest, sources: Sequence[str], options: Options, store: Store,
-             report: RunReport, out: Path, job: Mapping[str, Any], client: BatchClient,
-             status: JobStatus) -> str | None:
+             report: RunReport, out: Path, job: Mapping[str, Any], client: BatchClient
+             ) -> str | None:
+    status = client.status(job["id"])
+    if status.status == GONE:
+        raise JobGone(" is gone from the server (HTTP 404: it expired there, or the server was "
+                      "reset)")
     if status.status not in FINISHED:  # a poll: it reads no listing, the job is what it has
         report.batch = {"job": job["id"], "status": status.status, "requests": job["requests"],
                         "completed": status.completed}
         return (f"{options.week}: Batch API job {job['id']} still running ({status.status}), "
                 f"{status.completed} of {status.total or job['requests']} done; nothing published")
+    lines = client.lines(status.output_file) + client.lines(status.error_file, "error")
     planned = plan_calls(digest, sources, options, store, out)
     if plan_hash(planned) != job["plan_hash"]:
         logger.warning("the week changed since job %s was submitted: answers that still match "
                        "a call are used, the rest is asked directly", job["id"])
-    lines = client.lines(status.output_file) + client.lines(status.error_file)
     kept = _fill_cache(store, planned, lines, report, digest)
     pause_at("batch-collected")
     state = "failed" if status.status in FAILED else "collected"

@@ -1,9 +1,10 @@
 """A fake OpenAI Files + Batches server on 127.0.0.1 (and chat completions, for the direct path).
 
-``POST /v1/files`` (multipart upload), ``GET /v1/files/{id}/content``, ``POST /v1/batches``,
-``GET /v1/batches/{id}`` and ``GET /v1/batches``; ``POST /v1/chat/completions`` answers with
-``fake_openai``'s smart answers, so the batch path and the direct path get the same answers,
-and ``POST /v1/embeddings`` with its bag-of-words vectors.
+``POST /v1/files`` (multipart upload), ``GET /v1/files``, ``GET /v1/files/{id}/content``,
+``POST /v1/batches``, ``GET /v1/batches/{id}`` and ``GET /v1/batches``;
+``POST /v1/chat/completions`` answers with ``fake_openai``'s smart answers, so the batch path
+and the direct path get the same answers, and ``POST /v1/embeddings`` with its bag-of-words
+vectors.
 
 Each job walks ``statuses`` (default validating → in_progress → completed), one step per
 retrieve. When it reaches ``completed`` (or ``expired`` / ``cancelled``: then only the first
@@ -12,6 +13,10 @@ custom-id indexes (in input order) that go to the error file, ``answers`` maps a
 a content string sent instead of the smart answer. ``drop``: the first so many jobs are
 forgotten as soon as ``create`` has answered (a job expired from the server, a server reset):
 a retrieve of one is a 404, as from OpenAI, while the list and the other jobs still answer.
+``lose``: the first so many jobs to finish lose their output and error files (as files expire
+from OpenAI): their content is a 404 while ``GET /v1/files`` still answers. ``broken`` maps
+``retrieve``, ``list``, ``files`` or ``content`` (the GET endpoints) to a status they answer
+instead (503: the server is down; 404 on ``files`` and ``content``: it has no Files endpoint).
 ``repeat``: the first so many lines of the output file are written twice; ``stray``: the output
 file ends with an answer for a custom_id no request had.
 """
@@ -59,6 +64,8 @@ class FakeBatch:
     answers: dict[int, str] = field(default_factory=dict)
     partial: int = 0
     drop: int = 0
+    lose: int = 0
+    broken: dict[str, int] = field(default_factory=dict)
     repeat: int = 0
     stray: bool = False
     files: dict[str, bytes] = field(default_factory=dict)
@@ -132,6 +139,10 @@ class FakeBatch:
             out.append({**out[0], "custom_id": "no-such-request"})
         job.output_file_id = self._store_lines(out)
         job.error_file_id = self._store_lines(errors)
+        if self.lose > 0:
+            self.lose -= 1
+            for file_id in (job.output_file_id, job.error_file_id):
+                self.files.pop(file_id or "", None)
 
     def _result(self, index: int, line: dict[str, Any]) -> dict[str, Any]:
         if index in self.fail:
@@ -179,7 +190,15 @@ def _handler_for(server: FakeBatch) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:  # noqa: N802
             path = self.path.split("?", 1)[0].rstrip("/")
             parts = path.split("/")
-            if path == "/v1/batches":
+            endpoint = ("list" if path == "/v1/batches" else "files" if path == "/v1/files"
+                        else "content" if path.endswith("/content") else "retrieve")
+            if endpoint in server.broken:
+                self._json({"error": {"message": "unavailable"}}, server.broken[endpoint])
+            elif path == "/v1/files":
+                self._json({"object": "list", "has_more": False, "data": [
+                    _file_object(file_id, "f.jsonl", len(data))
+                    for file_id, data in server.files.items()]})
+            elif path == "/v1/batches":
                 self._json({"object": "list", "has_more": False,
                             "data": [_batch_object(job) for job in server.jobs.values()]})
             elif path.startswith("/v1/batches/") and parts[3] in server.jobs:

@@ -329,6 +329,83 @@ def test_a_job_the_server_no_longer_knows_is_asked_directly_without_batch_api(tm
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+def test_a_job_whose_output_file_is_gone_is_forgotten_and_submitted_again(tmp_path):
+    """A job that completed but whose output file the server no longer has (a 404 on its
+    content: files expire there) blocked its week for good: every run exited 2 "the server has
+    no Files/Batches endpoints; set batch_api to false", and the job stayed pending (a probe,
+    this stop). Now it is gone, as a job the server lost is: forgotten, the week asked again."""
+    with FakeBatch(lose=1) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests, job batch_2" in newsletter(fake, home, "--batch-api")[1]
+        assert "still running" in newsletter(fake, home, "--batch-api")[1]
+        code, output = newsletter(fake, home, "--batch-api")
+        assert code == 0, output
+        assert ("Batch API job batch_2 of 2026-W47: its output file file-3 is gone from the "
+                "server (HTTP 404") in output, output
+        assert "submitted, 6 requests, job batch_5" in output, output
+        assert batch_job_states(home) == [("batch_2", "failed"), ("batch_5", "pending")]
+        submit_and_collect_rest(fake, home)
+        assert fake.chat_requests == []
+        assert len([row for row in ledger(home) if row[1] == "ok (batch)"]) == FIRST_WAVE
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+@pytest.mark.parametrize("extra", [(), ("--resume",)])
+def test_a_job_whose_output_file_is_gone_is_asked_directly_without_batch_api(tmp_path, extra):
+    with FakeBatch(lose=1) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests, job batch_2" in newsletter(fake, home, "--batch-api")[1]
+        assert "still running" in newsletter(fake, home, *extra)[1]
+        code, output = newsletter(fake, home, *extra, "--report", str(tmp_path / "r.json"))
+        assert code == 0 and issue(home).exists(), output
+        assert "its output file file-3 is gone from the server" in output, output
+        assert len(fake.chat_requests) == FIRST_WAVE and len(fake.jobs) == 1
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert any("batch_2 of 2026-W47: its output file" in error for error in report["errors"])
+        assert batch_job_states(home) == [("batch_2", "failed")]
+        assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+def test_a_job_collected_at_a_server_without_files_endpoints_is_kept(fake, tmp_path):
+    """A 404 on the output file from a server with no Files endpoint at all (GET /v1/files is
+    a 404 too) says nothing of the file: the usage error, and the job kept."""
+    home = tmp_path / "batch"
+    assert "submitted, 6 requests" in newsletter(fake, home, "--batch-api")[1]
+    assert "still running" in newsletter(fake, home)[1]
+    fake.broken.update(files=404, content=404)
+    code, output = newsletter(fake, home)
+    assert code == 2, output
+    assert "Batch API: the server has no Files/Batches endpoints (HTTP 404)" in output
+    assert [state for _, state in batch_job_states(home)] == ["pending"]
+
+
+@pytest.mark.parametrize(("endpoint", "status"), [
+    ("retrieve", 503), ("retrieve", 429), ("list", 503), ("content", 503), ("content", 500)])
+def test_a_batch_api_that_is_down_is_a_temporary_failure_and_the_job_is_kept(
+        tmp_path, endpoint, status):
+    """A 503 from the Batch API on poll, on the list of jobs or on the output file exited 1,
+    "refused for good", where the direct path gives 75 (a probe, this stop). Now 429 and 5xx
+    are exit 75 saying the next run tries again; the job stays pending and is collected then."""
+    with FakeBatch(drop=1 if endpoint == "list" else 0) as fake:
+        home = tmp_path / "batch"
+        assert "submitted, 6 requests" in newsletter(fake, home, "--batch-api")[1]
+        if endpoint == "content":
+            assert "still running" in newsletter(fake, home)[1]
+        fake.broken[endpoint] = status
+        code, output = newsletter(fake, home)
+        assert code == 75, output
+        assert f"Batch API: HTTP {status} from the server" in output
+        assert "the next run tries again" in output, output
+        assert [state for _, state in batch_job_states(home)] == ["pending"]
+        assert not issue(home).exists() and fake.chat_requests == []
+        fake.broken.clear()
+        submit_and_collect_rest(fake, home)
+        if endpoint == "list":  # the job was gone all along: asked directly once it answers
+            assert len(fake.chat_requests) == FIRST_WAVE
+        else:
+            assert fake.chat_requests == []
+
+
 def test_a_stored_job_polled_at_a_server_without_batches_is_kept(fake, tmp_path):
     """A 404 from a server with no Batches endpoint at all (the base URL now names vLLM) says
     nothing of the job: it stays recorded, and the run is the one clear usage error."""

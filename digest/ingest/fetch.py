@@ -15,7 +15,9 @@ deadline, and no retry starts that could not finish before it.
 The body is decoded here, not by httpx: httpx inflates a whole chunk at once, so a few KB
 gzipped twice ("Content-Encoding: gzip, gzip") became gigabytes before its size was
 checked. Each gzip or deflate layer gives at most ``_PIECE`` bytes at a time, counted as they
-come; an encoding we did not ask for is refused.
+come; an encoding we did not ask for is refused. Every gzip member is read (RFC 1952 allows
+several); a body that ends inside the compressed data was cut short: it fails as a dropped
+connection does (retried, never cached).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ RETRY_STATUSES = {429, 500, 502, 503, 504}
 ACCEPT_ENCODING = "gzip, deflate"
 MAX_REDIRECTS = 5
 _PIECE = 64 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|session", re.IGNORECASE)
 
 
@@ -323,12 +326,18 @@ def _decoded(raw: Iterable[bytes], encoding: str, shown: str) -> Iterator[bytes]
 
 
 class _Inflater:
-    """One gzip or deflate layer, inflated ``_PIECE`` bytes at a time."""
+    """One gzip or deflate layer, inflated ``_PIECE`` bytes at a time.
+
+    Gzip members that follow one another are each inflated in turn (RFC 1952: a file may be
+    several); bytes after a member that do not start another (NUL padding) are ignored, as
+    gzip(1) does. A body that ends inside a member or a deflate stream was cut short."""
 
     def __init__(self, coding: str, shown: str) -> None:
         self.coding, self.shown = coding, shown
         self.raw_deflate = False  # "deflate" is zlib-wrapped by the RFC; some servers send it bare
         self.inflater = zlib.decompressobj(self._wbits())
+        self.between = b""  # after a whole member: too few bytes yet to tell if one follows
+        self.over = False  # what follows the last member is none: ignored
 
     def _wbits(self) -> int:
         if self.coding != "deflate":
@@ -342,7 +351,9 @@ class _Inflater:
                 self._choose_deflate(chunk)
             started = started or bool(chunk)
             yield from self._pieces(chunk)
-        yield from self._pieces(b"")  # what the last input still holds
+        yield from self._pieces(b"", last=True)  # what the last input still holds
+        if started and not self.inflater.eof:  # a dropped connection, as httpx would say
+            raise _Transient(f"the download was cut short: its {self.coding} data ended early")
 
     def _choose_deflate(self, first: bytes) -> None:
         try:
@@ -351,15 +362,29 @@ class _Inflater:
             self.raw_deflate = True
             self.inflater = zlib.decompressobj(self._wbits())
 
-    def _pieces(self, data: bytes) -> Iterator[bytes]:
-        while not self.inflater.eof:
+    def _pieces(self, data: bytes, last: bool = False) -> Iterator[bytes]:
+        data, self.between = self.between + data, b""
+        while not self.over:
+            if self.inflater.eof and not self._next_member(data, last):
+                return
             try:
                 piece = self.inflater.decompress(data, _PIECE)
             except zlib.error as error:
                 raise SourceError(self.shown, f"its {self.coding} data is broken ({error})",
                                   fix="try again later, or check the URL") from None
-            data = self.inflater.unconsumed_tail
+            data = self.inflater.unused_data if self.inflater.eof else self.inflater.unconsumed_tail
             if piece:
                 yield piece
-            elif not data:
+            elif not data and not self.inflater.eof:
                 return
+
+    def _next_member(self, data: bytes, last: bool) -> bool:
+        """After a whole member: True when ``data`` starts another (now being inflated)."""
+        if self.coding != "deflate" and len(data) < len(_GZIP_MAGIC) and not last:
+            self.between = data  # the next chunk tells
+            return False
+        if self.coding == "deflate" or not data.startswith(_GZIP_MAGIC):
+            self.over = bool(data)
+            return False
+        self.inflater = zlib.decompressobj(self._wbits())
+        return True

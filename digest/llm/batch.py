@@ -15,7 +15,7 @@ validation a fresh one does, and an invalid one gets the same repair.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +36,16 @@ BATCH_PRICE_FACTOR = 0.5  # OpenAI and Azure bill Batch API tokens at half the l
 FINISHED = ("completed", "failed", "expired", "cancelled")
 FAILED = ("failed", "expired", "cancelled")
 NO_SUCH_ENDPOINT = (404, 405, 501)  # what servers without a Batch API answer (vLLM serve: 404)
+TRY_AGAIN = (408, 429)  # and 5xx but 501: the server is down, overloaded or rate-limiting
 # No server status: the server has a Batches endpoint but no job of this id (a 404 on
 # retrieve while the list answers): it expired from the server, or the server was reset.
 GONE = "gone"
+
+
+class JobGone(Exception):
+    """What a job made is gone from the server (a 404 while the server's list answers): the
+    job itself (``GONE``), or its output or error file (files expire there). The message says
+    which, to follow "Batch API job <id> of <week>"."""
 
 
 @dataclass(frozen=True)
@@ -147,14 +154,16 @@ class BatchClient:
             metadata=dict(metadata)))
         return batch.id, uploaded.id
 
-    def find(self, metadata: Mapping[str, str]) -> tuple[str, str] | None:
-        """A job created earlier with this metadata, not failed: (id, input file) or None.
+    def find(self, metadata: Mapping[str, str], known: Collection[str] = ()
+             ) -> tuple[str, str] | None:
+        """A job created earlier with this metadata, not failed and not one of ``known``
+        (recorded already): (id, input file) or None.
 
         A run killed after the server created its job but before the store recorded it
         adopts that job instead of paying for a second one."""
         page = self._call(lambda: self._client.batches.list(limit=100))
         for batch in page.data:
-            if (batch.status not in FAILED and batch.metadata
+            if (batch.status not in FAILED and batch.id not in known and batch.metadata
                     and all(batch.metadata.get(k) == v for k, v in metadata.items())):
                 return batch.id, batch.input_file_id
         return None
@@ -180,10 +189,27 @@ class BatchClient:
             self._client.batches.list(limit=1)
             return None
 
-    def lines(self, file_id: str | None) -> list[bytes]:
+    def lines(self, file_id: str | None, kind: str = "output") -> list[bytes]:
+        """The lines of the job's ``kind`` (output or error) file; ``JobGone`` when the server
+        no longer has it."""
         if not file_id:
             return []
-        return self._call(lambda: self._client.files.content(file_id)).content.splitlines()
+        content = self._call(lambda: self._content(file_id))
+        if content is None:
+            raise JobGone(f": its {kind} file {file_id} is gone from the server (HTTP 404: "
+                          "files expire there)")
+        return content.content.splitlines()
+
+    def _content(self, file_id: str) -> Any:
+        """The file, or None for a 404 from a server whose list of files answers: a server
+        with no Files endpoint at all 404s on the list too, and ``_call`` says so."""
+        import openai
+
+        try:
+            return self._client.files.content(file_id)
+        except openai.NotFoundError:
+            self._client.files.list(limit=1)
+            return None
 
     def _call(self, action: Any) -> Any:
         import openai
@@ -198,6 +224,9 @@ class BatchClient:
                     "the requests and give its output with batch_output",
                     setting="batch_api") from None
             message = mask_secret(str(error.message), self._secret)[:120]
+            if error.status_code in TRY_AGAIN or error.status_code >= 500:
+                raise LLMUnavailable(f"Batch API: HTTP {error.status_code} from the server "
+                                     f"({message}); the next run tries again") from None
             raise LLMError(f"Batch API: HTTP {error.status_code} from the server ({message})"
                            ) from None
         except openai.APIError as error:
