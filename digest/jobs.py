@@ -209,7 +209,8 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
                report: RunReport) -> Mailed:
     """Build the week's issue as one MIME message and send it once (recorded in the store),
     or only build it (``eml``). With a store, the selection is the newsletter's, so the mail
-    is that issue and its LLM answers come from the cache."""
+    is that issue and its LLM answers come from the cache; the run holds the store's run
+    lock and finishes a pending issue first, ``eml`` or not."""
     if not sources and choices.state is None:
         raise ConfigError("no source given: give listing files, folders, URLs, or - for stdin "
                           "(or a state store, to mail what `digest ingest` kept)")
@@ -217,12 +218,12 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
         require_folder(choices.out)
     options = replace(options, use_inbox=choices.state is not None, require_records=True,
                       by_date=True)
-    where = str(choices.state) if choices.state is not None and not choices.eml else ":memory:"
+    where = str(choices.state or ":memory:")
     with run_lock(where, command="email", week=options.week, wait_s=choices.wait_s), \
-            Store(str(choices.state or ":memory:")) as store:
-        sendings = store if where != ":memory:" else None
-        if sendings is not None:
+            Store(where) as store:
+        if choices.state is not None:  # also with eml: the message is the issue published
             recover(store)  # the issue an interrupted newsletter run left pending
+        sendings = store if choices.state is not None and not choices.eml else None
         to = still_to_send(sendings, options.week, choices.mail.recipients,
                            resend=choices.resend)
         if sendings is not None and not to:
