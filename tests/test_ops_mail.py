@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.opsrun import cli, kill9, run_process, start_paused
+from tests.opsrun import cli, kill9, pending_weeks, run_process, start_paused
 from tests.test_mail import Recorder, mail_env, smtp_server  # noqa: F401 - fixtures
 
 
@@ -148,6 +148,70 @@ def test_email_refuses_to_mail_another_issue_than_the_one_published(mail_env, tm
     assert "not the issue published" in other.stderr and other.stdout == ""
     same = cli("email", *common, "--max-papers", "5", "--eml")
     assert same.returncode == 0, same.stderr
+
+
+@pytest.mark.parametrize("change", [["--max-themes", "3"], ["--config", "robots.toml"]])
+def test_email_refuses_an_issue_grouped_otherwise_than_the_one_published_and_sends_nothing(
+        mail_env, smtp_server, tmp_path, change):
+    """The newsletter published 5 themes; email with --max-themes 3, or with a config file
+    that adds a fixed "Robot learning" section, mailed "30 papers in 3 themes" (or a
+    section the issue never had), exit 0, and recorded it as sent: only the papers were
+    compared (a probe, this stop). Now the issue to mail must render to the very files
+    published for the week."""
+    (tmp_path / "robots.toml").write_text(
+        '[[themes]]\ntitle = "Robot learning"\nkeywords = ["robot", "manipulation"]\n',
+        encoding="utf-8")
+    change = [str(tmp_path / part) if part.endswith(".toml") else part for part in change]
+    state, out = tmp_path / "st.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", "2026-W47", "--backend", "offline", "--state", str(state)]
+    assert cli("newsletter", *common, "--out", str(out)).returncode == 0
+    handler = Recorder()
+    server = smtp_server(handler)
+    other = cli("email", *common, *change, "--smtp-host", "127.0.0.1",
+                "--smtp-port", str(server.port))
+    assert other.returncode == 2, other.stderr
+    assert "not the issue published" in other.stderr and "re-run" in other.stderr
+    assert handler.messages == [] and sendings(state) == []
+    same = cli("email", *common, "--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert same.returncode == 0, same.stderr
+    assert len(handler.messages) == 1
+
+
+def test_eml_with_a_state_store_takes_the_run_lock_like_any_email_run(mail_env, tmp_path):
+    """While a newsletter held the store's run lock, `digest email --state ... --eml`
+    exited 0 and wrote the message: --eml took no lock (a probe, this stop). The README
+    says a second run exits 75 at once naming the holder; --wait waits."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", "2026-W47", "--backend", "offline", "--state", str(state)]
+    holder = start_paused(tmp_path, "locked", "newsletter", *common, "--out", str(out))
+    try:
+        busy = cli("email", *common, "--eml")
+        waited = cli("email", *common, "--eml", "--wait", "0.5")
+    finally:
+        kill9(holder)
+    for result in (busy, waited):
+        assert result.returncode == 75, result.stderr
+        assert f"pid {holder.pid} (newsletter, week 2026-W47, since " in result.stderr
+        assert result.stdout == ""
+    assert "after waiting 0.5 s" in waited.stderr
+    freed = cli("email", *common, "--eml", "--wait", "5")
+    assert freed.returncode == 0, freed.stderr
+    assert freed.stdout.startswith("Subject: Research digest, 2026-W47")
+
+
+def test_eml_with_a_state_store_finishes_an_issue_left_pending_before_building_the_mail(
+        mail_env, tmp_path):
+    """--eml skipped finishing the issue a killed newsletter left pending, so it built a
+    message the store did not yet know as that week's issue (a probe, this stop). Like
+    every run with the store, it finishes the pending issue first, then mails that issue."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", "2026-W47", "--backend", "offline", "--state", str(state)]
+    kill9(start_paused(tmp_path, "pending", "newsletter", *common, "--out", str(out)))
+    assert pending_weeks(state) == ["2026-W47"]
+    mailed = cli("email", *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert pending_weeks(state) == [] and (out / "2026-W47.md").exists()
+    assert sendings(state) == []  # --eml mails nothing itself: no sending is recorded
 
 
 def test_no_smtp_server_is_a_usage_error_that_records_no_sending_and_blocks_no_later_run(
