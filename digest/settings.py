@@ -125,15 +125,17 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
 def checked_tables(file: Mapping[str, Any], config_path: Path | None) -> dict[str, Any]:
     """The config file with each table checked by the stage that reads it: ``[[themes]]``
     becomes ``Section``s, ``[profile]`` a ``Profile`` (library paths relative to the file),
-    ``[limits]`` is checked and kept as written."""
-    if not {"themes", "limits", "profile"} & set(file):
+    ``[limits]``, ``[models]`` and ``[prices]`` are checked and kept as written."""
+    if not {"themes", "limits", "profile", "models", "prices"} & set(file):
         return dict(file)
     from .ingest.limits import ingest_limits  # the stages, only when their tables are there
+    from .llm.catalog import check_model_tables
     from .relevance import parse_profile
     from .themes import parse_sections
 
     checked = dict(file)
     where = str(config_path)
+    check_model_tables(file, where)
     if "themes" in file:
         checked["themes"] = parse_sections(file["themes"], where)
     if "limits" in file:
