@@ -130,3 +130,12 @@ def test_an_infinite_price_stops_the_newsletter_before_any_llm_call_and_the_stor
     assert result.exit_code == 2, result.output
     assert "input" in result.output and "damaged" not in result.output
 
+
+def test_a_misspelt_key_of_a_models_table_is_refused_naming_the_known_ones(tmp_path):
+    """`[models."m"] bogus = 1` was silently ignored, while [prices] and [limits] refuse an
+    unknown key (a probe, stop 29): a misspelt `context_windw` left the card's default."""
+    path = _config(tmp_path, '[models."m"]\ncontext_windw = 8192\n')
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings(config_path=path)
+    assert str(caught.value) == (f'{path}: [models."m"]: unknown keys context_windw; known keys '
+                                 "are context_window, max_output_tokens")

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..tables import check_table
 
+MODEL_KEYS = ("context_window", "max_output_tokens")  # of a [models."name"] table
 PRICE_KEYS = ("input", "cached_input", "output")  # of a [prices."name"] table: USD per 1M tokens
 
 
@@ -71,7 +73,8 @@ def model_card(model: str | None, config: Mapping[str, Any] | None = None,
     card = _built_in(model)
     if model is None:
         return card
-    limits = _table(config, "models", model, where)
+    limits = check_table(_table(config, "models", model, where), MODEL_KEYS,
+                         f'{where}: [models."{model}"]')
     price = _table(config, "prices", model, where)
     return ModelCard(
         context_window=_positive_int(limits, "context_window", model, where)
