@@ -119,6 +119,7 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
         values[setting.name], origins[setting.name] = _resolve_one(
             setting, flags.get(setting.name), file, environ, config_path)
     _check_bounds(values, origins)
+    _check_sections_fit(values["max_themes"], origins["max_themes"], file, config_path)
     return Settings(values, origins, file)
 
 
@@ -179,6 +180,18 @@ def _check_bounds(values: Mapping[str, Any], origins: Mapping[str, str]) -> None
     for name in BOUNDS:
         if origins[name] == "flag" or origins[name].startswith("env "):
             check_bounds(name, values[name], name, setting=name)
+
+
+def _check_sections_fit(max_themes: int, origin: str, file: Mapping[str, Any],
+                        config_path: Path | None) -> None:
+    """Each fixed section is a theme: more of them than ``max_themes`` made an issue of more
+    themes than "at most N" (the sections are never dropped: that would hide a configured one)."""
+    count = len(file.get("themes", ()))
+    if count > max_themes:
+        said = f"--max-themes {max_themes}" if origin == "flag" else f"max_themes = {max_themes}"
+        said += " (the default)" if origin.startswith("default") else ""
+        raise ConfigError(f"{config_path}: {count} [[themes]] sections but {said}: raise "
+                          "max_themes or remove sections")
 
 
 def _masked(setting: Setting, value: Any) -> Any:
