@@ -119,21 +119,24 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
         values[setting.name], origins[setting.name] = _resolve_one(
             setting, flags.get(setting.name), file, environ, config_path)
     _check_bounds(values, origins)
+    _check_sections_fit(values["max_themes"], origins["max_themes"], file, config_path)
     return Settings(values, origins, file)
 
 
 def checked_tables(file: Mapping[str, Any], config_path: Path | None) -> dict[str, Any]:
     """The config file with each table checked by the stage that reads it: ``[[themes]]``
     becomes ``Section``s, ``[profile]`` a ``Profile`` (library paths relative to the file),
-    ``[limits]`` is checked and kept as written."""
-    if not {"themes", "limits", "profile"} & set(file):
+    ``[limits]``, ``[models]`` and ``[prices]`` are checked and kept as written."""
+    if not {"themes", "limits", "profile", "models", "prices"} & set(file):
         return dict(file)
     from .ingest.limits import ingest_limits  # the stages, only when their tables are there
+    from .llm.catalog import check_model_tables
     from .relevance import parse_profile
     from .themes import parse_sections
 
     checked = dict(file)
     where = str(config_path)
+    check_model_tables(file, where)
     if "themes" in file:
         checked["themes"] = parse_sections(file["themes"], where)
     if "limits" in file:
@@ -177,6 +180,18 @@ def _check_bounds(values: Mapping[str, Any], origins: Mapping[str, str]) -> None
     for name in BOUNDS:
         if origins[name] == "flag" or origins[name].startswith("env "):
             check_bounds(name, values[name], name, setting=name)
+
+
+def _check_sections_fit(max_themes: int, origin: str, file: Mapping[str, Any],
+                        config_path: Path | None) -> None:
+    """Each fixed section is a theme: more of them than ``max_themes`` made an issue of more
+    themes than "at most N" (the sections are never dropped: that would hide a configured one)."""
+    count = len(file.get("themes", ()))
+    if count > max_themes:
+        said = f"--max-themes {max_themes}" if origin == "flag" else f"max_themes = {max_themes}"
+        said += " (the default)" if origin.startswith("default") else ""
+        raise ConfigError(f"{config_path}: {count} [[themes]] sections but {said}: raise "
+                          "max_themes or remove sections")
 
 
 def _masked(setting: Setting, value: Any) -> Any:

@@ -561,7 +561,8 @@ _FIX_CORRUPT = ("restore it from a backup, or move it away to start a new store 
 
 def store_fault(path: str, error: BaseException) -> StateError:
     """One line for an SQLite or disk failure: the file, what happened and the fix. Busy,
-    full, read-only and I/O faults may pass (exit 75); a damaged file will not (exit 1)."""
+    full, read-only and I/O faults may pass (exit 75); a damaged file will not (exit 1), nor
+    will a constraint failure, digest's own bug (exit 1, no advice to restore the store)."""
     if isinstance(error, StateError):
         return error
     text = str(error)
@@ -579,6 +580,10 @@ def store_fault(path: str, error: BaseException) -> StateError:
     if "I/O" in text or "unable to open" in text or number in (errno.EIO, errno.EACCES):
         return StateUnavailable(f"{path}: the store cannot be used now ({text}); nothing was "
                                 "stored: check the disk and its permissions, then run again")
+    if isinstance(error, sqlite3.IntegrityError):  # a value digest made broke a constraint
+        return StateError(f"{path}: digest tried to store a value the store refuses ({text}); "
+                          "the store itself is fine: this is an internal error of digest, "
+                          "please report it")
     return StateError(f"{path}: not a usable state store, damaged ({text}); {_FIX_CORRUPT}",
                       setting="new_store")
 

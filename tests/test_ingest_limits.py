@@ -11,12 +11,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from digest.cli import app
 from digest.errors import ConfigError, SourceError
 from digest.ingest import IngestLimits, ingest_limits, load_sources
 from digest.ingest.fetch import Fetcher
 from digest.ingest.limits import CONFIG_LIMITS
 from digest.settings import resolve_settings
+from tests.conftest import EXAMPLES
 
 
 def papers(count: int, start: int = 0) -> list[dict[str, str]]:
@@ -201,7 +204,7 @@ def test_limits_come_from_the_config_file(tmp_path):
 
 @pytest.mark.parametrize("table, problem", [
     ("max_records = 5", "[limits]: unknown keys max_records"),
-    ("max_records_per_run = 0", "max_records_per_run must be more than 0"),
+    ("max_records_per_run = 0", "max_records_per_run = 0: must be at least 1"),
     ('max_source_mb = "big"', "max_source_mb must be an integer"),
     ("fetch_deadline = true", "fetch_deadline must be a number"),
 ])
@@ -211,6 +214,38 @@ def test_a_bad_limit_is_a_usage_error_naming_the_file(tmp_path, table, problem):
     with pytest.raises(ConfigError, match=problem.replace("[", r"\[").replace("]", r"\]")) as error:
         resolve_settings(config_path=config)
     assert str(config) in str(error.value)
+
+
+OUT_OF_RANGE = [(key, value) for key in CONFIG_LIMITS
+                for value in ("nan", "inf", "-inf", "0", "-1")]
+OUT_OF_RANGE += [("max_source_mb", "9000000000000000"), ("max_input_mb", "9000000000000000"),
+                 ("fetch_deadline", "86401"), ("fetch_deadline", "0.01")]
+
+
+@pytest.mark.parametrize("key, value", OUT_OF_RANGE)
+def test_every_limit_out_of_its_range_is_a_usage_error_of_one_line_naming_it(tmp_path, key,
+                                                                               value):
+    """`fetch_deadline = nan` (or inf) was taken, and a URL fetch then had no time limit: a
+    server sending a byte a second hung the run until it was killed; `max_source_mb =
+    9000000000000000` made reading stdin fail with an OverflowError (a probe, stop 29)."""
+    config = tmp_path / "digest.toml"
+    config.write_text(f"[limits]\n{key} = {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        resolve_settings(config_path=config)
+    message = str(error.value)
+    assert error.value.exit_code == 2 and "\n" not in message
+    assert message.startswith(f"{config}: [limits] {key}"), message
+
+
+def test_a_fetch_deadline_of_nan_stops_the_command_with_exit_2(tmp_path):
+    """The same from the command line: exit 2 and one line, before any source is read."""
+    config = tmp_path / "digest.toml"
+    config.write_text("[limits]\nfetch_deadline = nan\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (f"Error: {config}: [limits] fetch_deadline = nan: must be a "
+                                     "finite number from 0.1 to 86400"), result.output
 
 
 def test_the_readme_documents_every_limit_with_its_default():

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from digest.state import Store
+from digest.errors import StateError
+from digest.state import CallRecord, Store
 from tests.conftest import EXAMPLES
 from tests.opsrun import (
     cli,
@@ -452,3 +453,19 @@ def test_a_newsletter_with_neither_stdout_nor_stderr_writable_still_exits_0(tmp_
                          stdout="/dev/full", stderr="/dev/full")
     assert result.returncode == 0
     assert (out / "2026-W47.md").exists()
+
+
+def test_a_value_the_store_refuses_is_an_internal_error_not_a_damaged_store(tmp_path):
+    """A NaN cost (from `input = inf` in [prices]) broke a NOT NULL constraint, and digest
+    said "not a usable state store, damaged ...; restore it from a backup, or move it away"
+    of a healthy store (a probe, stop 29): a user who follows that loses nothing but time."""
+    path = tmp_path / "state.sqlite"
+    record = CallRecord("m", "summary", "h", "k", 1, 1, 0, 1, 0, "ok", float("nan"))
+    with pytest.raises(StateError) as caught, Store(path) as store:
+        store.record_call(record)
+    message = str(caught.value)
+    assert caught.value.exit_code == 1 and str(path) in message and "report" in message
+    assert not [advice for advice in ("damaged", "restore", "move it away") if advice in message]
+    assert caught.value.setting is None
+    with Store(path) as store:
+        assert store.calls() == []

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
 from digest.config import load_config
 from digest.errors import ConfigError
 from digest.llm.catalog import Price, model_card
+from digest.settings import resolve_settings
+from tests.conftest import EXAMPLES
+from tests.fake_openai import FakeOpenAI
 
 
 def test_a_price_from_the_config_overrides_the_built_in_one():
@@ -74,3 +81,61 @@ def test_a_misspelt_table_beside_the_digest_table_is_refused_not_ignored(tmp_pat
                     encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown keys price"):
         load_config(path)
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "d.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("key", ["input", "cached_input", "output"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "1e400"])
+def test_a_price_that_is_not_a_finite_number_from_0_is_refused_when_the_config_is_read(
+        tmp_path, key, value):
+    """`input = inf` was taken; digest paid for the LLM calls, then called a healthy store
+    damaged (NOT NULL constraint failed: llm_calls.cost_usd) (a probe, stop 29)."""
+    prices = {"input": "0.1", "output": "0.6"} | {key: value}
+    path = _config(tmp_path, '[prices."m"]\n' + "".join(f"{k} = {v}\n" for k, v in prices.items()))
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings(config_path=path)
+    message = str(caught.value)
+    assert str(path) in message and '[prices."m"]' in message and key in message, message
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-5", "1.5", "true"])
+def test_a_model_limit_that_is_no_positive_integer_is_refused_when_the_config_is_read(
+        tmp_path, value):
+    """[models] was checked only for the model in use, when its card was first needed (a probe,
+    stop 29): any model's table is checked when the config is read, naming the file."""
+    path = _config(tmp_path, f'[models."other"]\nmax_output_tokens = {value}\n')
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings(config_path=path)
+    message = str(caught.value)
+    assert str(path) in message and '[models."other"] max_output_tokens' in message, message
+
+
+def test_an_infinite_price_stops_the_newsletter_before_any_llm_call_and_the_store_is_kept(
+        tmp_path):
+    """`digest newsletter --config d.toml` with `input = inf` paid for the calls, then said
+    "state.sqlite: not a usable state store, damaged (NOT NULL constraint failed: ...); restore
+    it from a backup, or move it away", exit 1 (a probe, stop 29)."""
+    path = _config(tmp_path, '[prices."m"]\ninput = inf\noutput = 0.6\n')
+    with FakeOpenAI() as server:
+        result = CliRunner().invoke(app, [
+            "newsletter", str(EXAMPLES), "--week", "2026-W47", "--config", str(path),
+            "--state", str(tmp_path / "state.sqlite"), "--out", str(tmp_path / "out"),
+            "--backend", "openai", "--base-url", server.url, "--model", "m"])
+        assert not server.requests
+    assert result.exit_code == 2, result.output
+    assert "input" in result.output and "damaged" not in result.output
+
+
+def test_a_misspelt_key_of_a_models_table_is_refused_naming_the_known_ones(tmp_path):
+    """`[models."m"] bogus = 1` was silently ignored, while [prices] and [limits] refuse an
+    unknown key (a probe, stop 29): a misspelt `context_windw` left the card's default."""
+    path = _config(tmp_path, '[models."m"]\ncontext_windw = 8192\n')
+    with pytest.raises(ConfigError) as caught:
+        resolve_settings(config_path=path)
+    assert str(caught.value) == (f'{path}: [models."m"]: unknown keys context_windw; known keys '
+                                 "are context_window, max_output_tokens")

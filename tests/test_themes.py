@@ -162,6 +162,49 @@ def test_sections_with_no_room_left_take_every_paper():
     assert len(themes) == 1 and len(themes[0].paper_ids) == len(papers)
 
 
+THREE_SECTIONS = [Section("Bees", ("honey bee", "hive"), threshold=0.01),
+                  Section("Ships", ("container ship", "cargo"), threshold=0.01),
+                  Section("Volcanoes", ("volcano", "magma"), threshold=0.01)]
+
+
+def test_more_sections_than_max_themes_is_a_config_error_not_more_themes():
+    """max_themes = 2 and three [[themes]] gave an issue of 3 themes, while the README says
+    "at most N themes" (a probe, stop 29)."""
+    papers, _ = topical_papers()
+    with pytest.raises(ConfigError, match="3 fixed sections but max_themes = 2"):
+        group_papers(papers, max_themes=2, sections=THREE_SECTIONS)
+
+
+def test_as_many_sections_as_max_themes_take_every_paper_within_the_limit():
+    papers, truth = topical_papers()
+    themes = group_papers(papers, max_themes=3, sections=THREE_SECTIONS)
+    assert [t.title for t in themes] == ["Bees", "Ships", "Volcanoes"]
+    assert sorted(pid for t in themes for pid in t.paper_ids) == sorted(truth)
+
+
+SECTIONS_TOML = "".join(f'[[themes]]\ntitle = "{title}"\nkeywords = ["{word}"]\n'
+                        "threshold = 0.01\n\n"
+                        for title, word in [("Agents", "agent"), ("Robots", "robot"),
+                                            ("Speech", "speech")])
+
+
+@pytest.mark.parametrize("in_file, flags, said", [
+    ("max_themes = 2\n", [], "max_themes = 2"),
+    ("", ["--max-themes", "2"], "--max-themes 2"),
+])
+def test_a_config_with_more_sections_than_max_themes_exits_2_saying_how_to_fix_it(
+        tmp_path, in_file, flags, said):
+    """`digest summarize --config d3.toml` (max_themes = 2, three [[themes]]) printed "30
+    papers in 3 themes" (a probe, stop 29)."""
+    config = tmp_path / "d3.toml"
+    config.write_text(in_file + "\n" + SECTIONS_TOML, encoding="utf-8")
+    result = CliRunner().invoke(app, ["summarize", str(EXAMPLES), "--week", "2026-W47",
+                                      "--config", str(config), *flags])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (f"Error: {config}: 3 [[themes]] sections but {said}: "
+                                     "raise max_themes or remove sections"), result.output
+
+
 def test_config_file_sections_are_parsed_and_checked(tmp_path: Path):
     config = tmp_path / "digest.toml"
     config.write_text('[digest]\nmax_themes = 4\n\n[[themes]]\ntitle = "Bees"\n'

@@ -8,6 +8,7 @@ counted: the source's error says how many records were left out and which settin
 from __future__ import annotations
 
 import contextvars
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,13 @@ CONFIG_LIMITS: dict[str, tuple[str, int, type]] = {
     "fetch_deadline": ("fetch_deadline_s", 1, float),
 }
 SETTING = {field: f"[limits] {key}" for key, (field, _, _) in CONFIG_LIMITS.items()}
+# The values each key takes, from LOW to HIGH (None: no limit); NaN and infinity never. A cap of
+# bytes stays an index-sized integer (1 TiB: a bigger one overflowed reading stdin), a deadline
+# within a day, as `deadline` and `timeout` (a longer wait overflows socket and thread waits).
+LIMIT_RANGES: dict[str, tuple[float, float | None]] = {
+    "max_records_per_source": (1, None), "max_records_per_run": (1, None),
+    "max_source_mb": (1, 2**20), "max_input_mb": (1, 2**20), "fetch_deadline": (0.1, 86_400),
+}
 
 
 def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLimits:
@@ -49,10 +57,18 @@ def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLi
     for key, value in table.items():
         name, unit, kind = CONFIG_LIMITS[key]
         check_kind(value, kind, f"{origin}: [limits] {key}")
-        if value <= 0:
-            raise ConfigError(f"{origin}: [limits] {key} must be more than 0")
+        _check_range(key, value, f"{origin}: [limits] {key}")
         values[name] = value * unit
     return IngestLimits(**values)
+
+
+def _check_range(key: str, value: float, where: str) -> None:
+    low, high = LIMIT_RANGES[key]
+    if math.isfinite(value) and low <= value and (high is None or value <= high):
+        return
+    finite = "" if math.isfinite(value) else "a finite number "
+    bounds = f"at least {low}" if high is None else f"from {low} to {high}"
+    raise ConfigError(f"{where} = {value!r}: must be {finite}{bounds}")
 
 
 _RECORD_CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar("record_cap",

@@ -18,11 +18,16 @@ used with ``--max-cost``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..tables import check_table
+
+MODEL_KEYS = ("context_window", "max_output_tokens")  # of a [models."name"] table
+PRICE_KEYS = ("input", "cached_input", "output")  # of a [prices."name"] table: USD per 1M tokens
 
 
 @dataclass(frozen=True)
@@ -60,20 +65,33 @@ BUILT_IN: dict[str, ModelCard] = {
 }
 
 
-def model_card(model: str | None, config: Mapping[str, Any] | None = None) -> ModelCard:
-    """The built-in card for ``model``, with the config's [models] and [prices] on top."""
+def model_card(model: str | None, config: Mapping[str, Any] | None = None,
+               where: str = "config") -> ModelCard:
+    """The built-in card for ``model``, with the config's [models] and [prices] on top;
+    ``where`` (the config file) starts the error a bad table gets."""
     config = config or {}
     card = _built_in(model)
     if model is None:
         return card
-    limits = _table(config, "models", model)
-    price = _table(config, "prices", model)
+    limits = check_table(_table(config, "models", model, where), MODEL_KEYS,
+                         f'{where}: [models."{model}"]')
+    price = _table(config, "prices", model, where)
     return ModelCard(
-        context_window=_positive_int(limits, "context_window", model) or card.context_window,
-        max_output_tokens=(_positive_int(limits, "max_output_tokens", model)
+        context_window=_positive_int(limits, "context_window", model, where)
+        or card.context_window,
+        max_output_tokens=(_positive_int(limits, "max_output_tokens", model, where)
                            or card.max_output_tokens),
-        price=_price(price, model) if price else card.price,
+        price=_price(price, model, where) if price else card.price,
     )
+
+
+def check_model_tables(config: Mapping[str, Any], where: str) -> None:
+    """Every ``[models."name"]`` and ``[prices."name"]`` table of a config file checked, not
+    only the model a run uses, and before any call is paid for: a price of ``inf`` made a
+    cost of NaN, which the ledger refused after the calls were made."""
+    for section in ("models", "prices"):
+        for model in _tables(config, section, where):
+            model_card(model, config, where)
 
 
 def _built_in(model: str | None) -> ModelCard:
@@ -84,36 +102,45 @@ def _built_in(model: str | None) -> ModelCard:
     return ModelCard()
 
 
-def _table(config: Mapping[str, Any], section: str, model: str) -> Mapping[str, Any]:
+def _tables(config: Mapping[str, Any], section: str, where: str, model: str = "my-model"
+            ) -> Mapping[str, Any]:
     tables = config.get(section, {})
     if not isinstance(tables, Mapping):
-        raise ConfigError(f"config: [{section}] must be a table of models, e.g. "
+        raise ConfigError(f"{where}: [{section}] must be a table of models, e.g. "
                           f'[{section}."{model}"]')
-    table = tables.get(model, {})
+    return tables
+
+
+def _table(config: Mapping[str, Any], section: str, model: str, where: str
+           ) -> Mapping[str, Any]:
+    table = _tables(config, section, where, model).get(model, {})
     if not isinstance(table, Mapping):
-        raise ConfigError(f'config: [{section}."{model}"] must be a table')
+        raise ConfigError(f'{where}: [{section}."{model}"] must be a table')
     return table
 
 
-def _positive_int(table: Mapping[str, Any], key: str, model: str) -> int | None:
+def _positive_int(table: Mapping[str, Any], key: str, model: str, where: str) -> int | None:
     value = table.get(key)
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f'config: [models."{model}"] {key} must be a positive integer')
+        raise ConfigError(f'{where}: [models."{model}"] {key} must be a positive integer, '
+                          f"not {value!r}")
     return value
 
 
-def _price(table: Mapping[str, Any], model: str) -> Price:
+def _price(table: Mapping[str, Any], model: str, where: str) -> Price:
     values = {}
-    for key in ("input", "cached_input", "output"):
+    for key in PRICE_KEYS:
         value = table.get(key, table.get("input") if key == "cached_input" else None)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f'config: [prices."{model}"] needs {key} = USD per million '
-                              "tokens (a number >= 0)")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not (
+                math.isfinite(value) and value >= 0):
+            given = "" if value is None else f", not {value!r}"
+            raise ConfigError(f'{where}: [prices."{model}"] needs {key} = USD per million '
+                              f"tokens (a finite number >= 0{given})")
         values[key] = float(value)
     unknown = sorted(set(table) - set(values))
     if unknown:
-        raise ConfigError(f'config: [prices."{model}"] has unknown keys {", ".join(unknown)}; '
-                          "use input, cached_input, output")
+        raise ConfigError(f'{where}: [prices."{model}"] has unknown keys {", ".join(unknown)}; '
+                          f"use {', '.join(PRICE_KEYS)}")
     return Price(**values)

@@ -97,16 +97,21 @@ def group_papers(papers: Sequence[Paper], *, max_themes: int = 10, seed: int = 0
 
     Sections named in the config come first (in config order) with the papers close enough
     to them; the other papers are clustered into at most ``max_themes`` themes in all, the
-    largest and most cohesive first. Every paper id appears in exactly one theme; papers
-    in a theme are ordered by closeness to its centre, then sightings, then id. The same
-    input gives the same themes. No papers, no themes. ``backend`` clusters (default: the
-    offline TF-IDF one; :class:`EmbeddingThemes` for embeddings).
+    largest and most cohesive first. Sections that leave no room take every paper, each to
+    its nearest; more sections than ``max_themes`` are a ``ConfigError``. Every paper id
+    appears in exactly one theme; papers in a theme are ordered by closeness to its centre,
+    then sightings, then id. The same input gives the same themes. No papers, no themes.
+    ``backend`` clusters (default: the offline TF-IDF one; :class:`EmbeddingThemes` for
+    embeddings).
     """
     from ._cluster import TfidfThemes, unique_by_id
 
     backend = backend or TfidfThemes()
     if max_themes < 1:
         raise ConfigError(f"max_themes must be at least 1, not {max_themes}")
+    if len(sections) > max_themes:  # each section is a theme: "at most max_themes" would break
+        raise ConfigError(f"{len(sections)} fixed sections but max_themes = {max_themes}: raise "
+                          "max_themes or remove sections")
     if sections:
         themes = _with_sections(unique_by_id(papers), sections, max_themes, seed, backend)
     else:
