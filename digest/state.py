@@ -297,12 +297,6 @@ class Store:
         self._db.executemany("INSERT OR IGNORE INTO considered (week, key, late) VALUES (?, ?, 0)",
                              ((week, key) for key in keys))
 
-    def content_hash(self, week: str) -> str | None:
-        """The hash of ``week``'s published files (``publishing.files_hash``), if it is out."""
-        row = self._db.execute("SELECT content_hash FROM issues WHERE week = ?",
-                               (week,)).fetchone()
-        return row[0] if row else None
-
     def issues(self) -> list[dict[str, Any]]:
         """Every published issue, oldest first: week, papers, out_dir, files, history, at."""
         rows = self._db.execute("SELECT week, papers, out_dir, files, history, created_at "
