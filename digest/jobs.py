@@ -19,15 +19,9 @@ from .dating import catch_up_weeks
 from .errors import ConfigError
 from .llm.wiring import degraded_error
 from .mail import MailSettings, build_message, send
-from .outputs import feed_base, load_history, parse_formats, past_issues, render_issue
+from .outputs import feed_base, load_history, parse_formats, past_issues
 from .pipeline import Options, weeks_with_records, write_issue
-from .publishing import (
-    archive_history,
-    files_hash,
-    publishing_session,
-    recover,
-    require_folder,
-)
+from .publishing import publishing_session, recover, require_folder
 from .render import Renderer
 from .report import RunReport
 from .runlock import run_lock
@@ -139,13 +133,9 @@ def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: boo
     return catch_up_weeks(found, store, until=options.week)
 
 
-def _refuse_another_issue(issue: Issue, store: Store, renderer: Renderer) -> None:
+def _refuse_another_issue(issue: Issue, store: Store) -> None:
     """The mail carries the issue the newsletter published for the week, or none: one built
-    with other options (``max_papers``, ``max_themes``, a profile), another config file
-    (its fixed sections), other templates or other listings is another issue. The papers
-    are compared first (the message can count them), then the files: rendered in memory as
-    the published ones were (their formats, the folder's history), they must have the
-    content hash the store recorded for them."""
+    with other options (``max_papers``, a profile) or other listings is another issue."""
     row = next((row for row in store.issues() if row["week"] == issue.week), None)
     if row is None:  # not published: nothing to be the same as
         return
@@ -158,31 +148,6 @@ def _refuse_another_issue(issue: Issue, store: Store, renderer: Renderer) -> Non
                           f"published for it ({listed} papers): give the e-mail the settings "
                           "and listings the newsletter had (the same config file and options), "
                           "or re-run the newsletter first")
-    recorded = _content_hash(store, issue.week)
-    if recorded is None or not row["files"] or row["out_dir"] is None:
-        return  # published by a digest that kept no content hash: the papers are all to compare
-    # Only the formats the newsletter wrote can be compared (the Markdown always is): the
-    # mail's text and HTML parts come from the same issue and templates.
-    out = Path(row["out_dir"])
-    files = render_issue(issue, out, formats=[Path(name).suffix[1:] for name in row["files"]],
-                         renderer=renderer, history=archive_history(out, store))
-    if files_hash({path.name: text for path, text in files.items()}) != recorded:
-        themes = len((row["history"] or {}).get("themes", []))
-        raise ConfigError(
-            f"the issue built for {issue.week} ({shown} papers in {len(issue.sections)} "
-            f"themes) is not the issue published for it in {out / f'{issue.week}.md'} "
-            f"({listed} papers in {themes} themes): other options (such as max_themes), "
-            "another config file, other templates or listings. Give the e-mail the settings "
-            "the newsletter had, or re-run the newsletter with the e-mail's first; without a "
-            "state store the issue is mailed as built, not as that week's")
-
-
-def _content_hash(store: Store, week: str) -> str | None:
-    """The content hash of ``week``'s published files. The store has no reader for it, and
-    digest/state.py is being changed elsewhere: one read-only query, to move there."""
-    row = store._db.execute("SELECT content_hash FROM issues WHERE week = ?",
-                            (week,)).fetchone()
-    return row[0] if row else None
 
 
 def _refuse_degraded(report: RunReport, fail_on_degraded: bool) -> None:
@@ -239,10 +204,10 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
 def _message(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,
              store: Store, report: RunReport) -> EmailMessage:
     built = digest.build(sources, options, store, report)
-    renderer = Renderer(options.templates_dir)
     if choices.state is not None:
-        _refuse_another_issue(built.issue, store, renderer)
+        _refuse_another_issue(built.issue, store)
     _refuse_degraded(report, choices.fail_on_degraded)
+    renderer = Renderer(options.templates_dir)
     history = past_issues(load_history(choices.out)) if choices.out is not None else []
     return build_message(built.issue, text=renderer.text(built.issue, history=history),
                          html=renderer.html(built.issue, history=history),
