@@ -76,6 +76,10 @@ def load_config(path: Path | None) -> dict[str, Any]:
         if not isinstance(data["digest"], dict):
             raise ConfigError(f"{path}: [digest] must be a table: a line [digest], then its "
                               "keys, one a line (model = \"...\")")
+        twice = sorted(set(data["digest"]) & set(data))
+        if twice:
+            raise ConfigError(f"{path}: {', '.join(twice)} both at the top level and under "
+                              "[digest]: keep one (one of them would be ignored)")
         data = {**data["digest"], **{k: v for k, v in data.items() if k != "digest"}}
     unknown = sorted(set(data) - set(CONFIG_KEYS) - {*TABLES, *MODEL_TABLES})
     if unknown:

@@ -297,3 +297,17 @@ def test_batch_api_of_another_string_is_a_usage_error_naming_the_allowed_values(
                                       "--config", str(path)])
     assert result.exit_code == 2, (result.output, result.exception)
     assert "digest.toml: 'batch_api' must be true, false or \"auto\"" in result.stderr
+
+
+@pytest.mark.parametrize("body", [
+    'model = "a"\n[digest]\nmodel = "b"\n',
+    '[[themes]]\ntitle = "Agents"\nkeywords = ["agent"]\n'
+    '[[digest.themes]]\ntitle = "RLHF"\nkeywords = ["reward model"]\n',
+    '[profile]\nexclude = ["agent"]\n[digest.profile]\nexclude = ["reward"]\n',
+])
+def test_a_key_both_at_the_top_and_under_digest_is_a_usage_error(tmp_path, body):
+    """One of the two was dropped without a word: a fixed section, a profile's exclude terms
+    or a model (a probe, this stop)."""
+    from digest.config import load_config
+    with pytest.raises(ConfigError, match="both at the top level and under \\[digest\\]"):
+        load_config(_toml(tmp_path, body))
