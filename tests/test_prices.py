@@ -90,11 +90,13 @@ def _config(tmp_path: Path, text: str) -> Path:
 
 
 @pytest.mark.parametrize("key", ["input", "cached_input", "output"])
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "1e400"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "1e400", "1e308", "1000001"])
 def test_a_price_that_is_not_a_finite_number_from_0_is_refused_when_the_config_is_read(
         tmp_path, key, value):
     """`input = inf` was taken; digest paid for the LLM calls, then called a healthy store
-    damaged (NOT NULL constraint failed: llm_calls.cost_usd) (a probe, stop 29)."""
+    damaged (NOT NULL constraint failed: llm_calls.cost_usd) (a probe, stop 29). A finite 1e308
+    overflowed to a cost of infinity: the footer said "cost $inf" and the report held
+    "Infinity", which is not JSON (a probe, this stop)."""
     prices = {"input": "0.1", "output": "0.6"} | {key: value}
     path = _config(tmp_path, '[prices."m"]\n' + "".join(f"{k} = {v}\n" for k, v in prices.items()))
     with pytest.raises(ConfigError) as caught:

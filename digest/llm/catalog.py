@@ -129,15 +129,19 @@ def _positive_int(table: Mapping[str, Any], key: str, model: str, where: str) ->
     return value
 
 
+# USD per million tokens: far above any model's, and low enough that no run's cost overflows
+MAX_PRICE = 1_000_000
+
+
 def _price(table: Mapping[str, Any], model: str, where: str) -> Price:
     values = {}
     for key in PRICE_KEYS:
         value = table.get(key, table.get("input") if key == "cached_input" else None)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not (
-                math.isfinite(value) and value >= 0):
+                math.isfinite(value) and 0 <= value <= MAX_PRICE):
             given = "" if value is None else f", not {value!r}"
             raise ConfigError(f'{where}: [prices."{model}"] needs {key} = USD per million '
-                              f"tokens (a finite number >= 0{given})")
+                              f"tokens (a number from 0 to {MAX_PRICE:,}{given})")
         values[key] = float(value)
     unknown = sorted(set(table) - set(values))
     if unknown:
