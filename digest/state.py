@@ -25,7 +25,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import StateBusy, StateError, StateUnavailable
+from .errors import ConfigError, StateBusy, StateError, StateUnavailable
 from .models import Record, Sighting
 from .weeks import current_week
 
@@ -591,6 +591,9 @@ def store_fault(path: str, error: BaseException) -> StateError:
 def _prepare_file(path: Path, *, new_store: bool) -> None:
     """Refuse a truncated or foreign file; build a missing store under another name and
     link it into place complete, so that nobody ever sees it half made."""
+    if path.is_dir():  # "" and "." too: not a damaged store, a setting to fix
+        raise ConfigError(f"state store {str(path) or '(empty)'}: a folder, not a file; give "
+                          "the store a file's path, such as state.sqlite", setting="state")
     _remove_dead_builds(path)
     if path.exists():
         problem = _damage(path)

@@ -469,3 +469,17 @@ def test_a_value_the_store_refuses_is_an_internal_error_not_a_damaged_store(tmp_
     assert caught.value.setting is None
     with Store(path) as store:
         assert store.calls() == []
+
+
+@pytest.mark.parametrize("state", ["folder", ""])
+def test_a_state_path_that_is_a_folder_or_empty_is_a_usage_error_naming_it(tmp_path, state,
+                                                                          monkeypatch):
+    """`--state DIR` or `--state ""` said ".: not a usable state store, damaged ([Errno 21] Is a
+    directory: '.'); restore it from a backup, or move it away", exit 1 (75 for ingest): advice
+    to move the working folder away (a probe, this stop)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                 "--out", str(tmp_path / "out"), "--state", state)
+    line = one_line_error(result, 2)
+    assert "a folder, not a file" in line and "--state" in line and "move it away" not in line
