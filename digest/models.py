@@ -172,3 +172,4 @@ class Issue:
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     also: tuple[Paper, ...] = ()
     excluded: int = 0  # papers the reader's profile left out (its exclude terms)
+    left_out: int = 0  # papers past --max-papers not listed (--no-rest)

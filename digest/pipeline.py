@@ -148,7 +148,8 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   fallback_themes=tuple(s.theme.title for s in sections if s.summary.fallback),
                   cost_usd=round(summarizer.stats.answers_cost_usd, 6),
                   reasons=choice.reasons, also=choice.also,
-                  excluded=_count(choice.report.get("papers_excluded")))
+                  excluded=_count(choice.report.get("papers_excluded")),
+                  left_out=_count(choice.report.get("papers_left_out")))
     report.counts = stats
     report.themes = [{"title": s.summary.title or s.theme.title,
                       "paper_ids": list(s.theme.paper_ids)}

@@ -449,6 +449,11 @@ def test_the_footer_counts_the_papers_left_out_so_its_numbers_add_up(fmt):
     footer = getattr(Renderer(), fmt)(counted).replace("\n", " ")
     assert "2 papers published before · 3 papers left out by the profile" in footer
     assert "published before" not in getattr(Renderer(), fmt)(issue)
+    # --max-papers with --no-rest: the papers past it were in the report only (a probe, this
+    # stop: "100 records read · 0 duplicates merged · 2 papers left out by the profile · 30
+    # papers", 68 papers nowhere)
+    cut = getattr(Renderer(), fmt)(replace(counted, left_out=68)).replace("\n", " ")
+    assert "3 papers left out by the profile · 68 more not listed" in cut
 
 
 def test_a_theme_named_like_a_heading_before_it_gets_github_s_next_anchor():

@@ -104,6 +104,7 @@ class IssueView:
     fallback_themes: tuple[str, ...]
     also: tuple[PaperView, ...] = ()  # past --max-papers: title and link only
     excluded: int = 0  # papers the reader's profile left out
+    left_out: int = 0  # papers past --max-papers not listed
 
 
 _T = TypeVar("_T")
@@ -157,7 +158,8 @@ def _view_without_rising(issue: Issue) -> IssueView:
         rising=None, stats=issue.stats,
         backend=issue.backend, model=issue.model, cost=Trusted(format_cost(issue.cost_usd)),
         fallback_themes=issue.fallback_themes,
-        also=tuple(paper_view(paper, "") for paper in issue.also), excluded=issue.excluded)
+        also=tuple(paper_view(paper, "") for paper in issue.also), excluded=issue.excluded,
+        left_out=issue.left_out)
 
 
 # The anchors GitHub gives the issue's own headings above the themes ("## TL;DR", "## Contents",
