@@ -70,6 +70,9 @@ def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
     if not recipients:
         raise ConfigError("no recipient address", setting="mail_to")
     sender, recipients = _checked_address(sender), tuple(map(_checked_address, recipients))
+    firsts = {mailbox(address): address for address in reversed(recipients)}
+    recipients = tuple(address for address in recipients  # one copy a mailbox, as written first
+                       if firsts[mailbox(address)] is address)
     host = settings["smtp_host"] or None
     if host is None and sending:
         raise _no_server()

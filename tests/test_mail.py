@@ -140,6 +140,18 @@ def test_addresses_with_a_name_or_a_domain_in_another_script_reach_a_plain_serve
     assert written["To"].addresses[0].display_name == "Jörg Muster"
 
 
+def test_one_mailbox_written_twice_in_the_list_is_sent_one_copy(mail_env, smtp_server,
+                                                               monkeypatch):
+    """"new@example.org, New <NEW@example.org>" put two RCPT TOs for one mailbox in one
+    sending, where "sent once" already takes them as one (a probe, this stop)."""
+    monkeypatch.setenv("DIGEST_MAIL_TO", "team@example.org, Team <TEAM@example.org>")
+    handler = Recorder()
+    server = smtp_server(handler)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+    assert handler.envelopes == [("digest@example.org", ["team@example.org"])]
+
+
 def test_wrong_password_is_a_final_error_that_says_what_to_fix(mail_env, smtp_server,
                                                                monkeypatch):
     server = smtp_server(Recorder(), authenticator=_check_login, auth_require_tls=False)
