@@ -303,6 +303,22 @@ def test_an_adjective_no_ending_gives_away_names_no_theme(keywords, title):
     assert theme_title(keywords) == title
 
 
+@pytest.mark.parametrize(("term", "abstract", "shown"), [
+    ("ray surveys", "Deep X-ray surveys find AGN. Two X-ray surveys agree.", "X-ray surveys"),
+    ("dimensional ising", "The two-dimensional Ising model, a two-dimensional Ising chain.",
+     "two-dimensional Ising"),
+    ("body decay width", "The three-body decay width is small.", "three-body decay width"),
+    ("reward model", "A reward model, and a learned reward model.", "reward model"),
+])
+def test_a_label_keeps_the_part_hyphened_before_it(term, abstract, shown):
+    """The arXiv sample's weeks had themes named "Ray surveys & AGN", "Critical point &
+    dimensional Ising" and "Body decay width": the terms drop a letter or number word before a
+    hyphen, and the label showed what was left (a probe, this stop)."""
+    from digest.themes._label import display_terms
+    papers = [Paper(id="a", title="T", abstract=abstract)]
+    assert display_terms([term], papers) == [shown]
+
+
 def test_no_seed_or_arxiv_theme_name_is_a_fragment():
     for source in (str(SEEDS), str(SHARED_DATA / "arxiv_metadata_sample.csv")):
         papers = deduplicate(load_sources([source]).records).papers

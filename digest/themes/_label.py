@@ -119,15 +119,22 @@ def _sentence_case(word: str, text: str) -> str:
 
 def _surface_form(term: str, text: str) -> str:
     """The commonest spelling of ``term`` in ``text``, completed by the word that nearly always
-    follows it ("deep reinforcement" → "deep reinforcement learning")."""
+    follows it ("deep reinforcement" → "deep reinforcement learning") and by the part hyphened
+    to it that nearly always comes before, which the terms lost ("ray surveys" → "X-ray
+    surveys", "dimensional" → "two-dimensional")."""
     words = r"[\s-]+".join(re.escape(w) for w in term.split())
-    pattern = rf"\b({words})\b(?:[\s-]+([A-Za-z][A-Za-z0-9]*))?"
+    pattern = rf"(?:\b([A-Za-z0-9]+)-)?\b({words})\b(?:[\s-]+([A-Za-z][A-Za-z0-9]*))?"
     matches = list(re.finditer(pattern, text, flags=re.IGNORECASE))
     if not matches:
         return ""
-    forms = Counter(" ".join(m.group(1).split()) for m in matches)
+    forms = Counter(" ".join(m.group(2).split()) for m in matches)
     form = min(forms, key=lambda f: (-forms[f], f))
-    followers = Counter(m.group(2).lower() for m in matches if m.group(2))
+    prefixes = Counter(m.group(1) for m in matches if m.group(1))
+    if prefixes:
+        prefix, count = min(prefixes.items(), key=lambda item: (-item[1], item[0]))
+        if count >= COMPLETION_SHARE * len(matches):
+            form = f"{prefix}-{form}"
+    followers = Counter(m.group(3).lower() for m in matches if m.group(3))
     if " " in term and followers:
         follower, count = min(followers.items(), key=lambda item: (-item[1], item[0]))
         if count >= COMPLETION_SHARE * len(matches) and follower not in STOP_WORDS:
