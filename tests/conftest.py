@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,19 @@ def seeds() -> Path:
     if not SEEDS.is_dir():
         pytest.fail(f"{SEEDS} is missing: CI and developers keep ../shared beside the checkout")
     return SEEDS
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs: fill it for a full disk, remount it read-only; always unmounted."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def remount_read_only(disk: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import logging
 import socket
-import subprocess
 import threading
 import time
 import tracemalloc
@@ -21,6 +20,7 @@ from digest.errors import SourceError, SourceUnavailable
 from digest.ingest import load_sources
 from digest.ingest.fetch import USER_AGENT, Fetcher, RateLimiter, _Inflater
 from digest.redaction import url_for_logs
+from tests.conftest import remount_read_only
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 FEED = (FIXTURES / "arxiv_listing.rss").read_bytes()
@@ -298,62 +298,46 @@ def test_a_refused_connection_is_retried_then_reported(tmp_path, fake_time):
     assert fake_time.sleeps == [0.5, 1.0]
 
 
-@pytest.fixture
-def cache_disk(tmp_path: Path) -> Iterator[Path]:
-    """A small tmpfs for the HTTP cache, to remount read-only; always unmounted."""
-    disk = tmp_path / "cache-disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def _read_only(disk: Path) -> None:
-    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-
-
 def test_a_cache_that_cannot_be_written_is_a_warning_and_the_download_is_used(
-        server, cache_disk, fake_time):
+        server, small_disk, fake_time):
     """A read-only (or full) $DIGEST_HOME turned a downloaded listing into "could not be
     read: unexpected OSError ([Errno 30] Read-only file system: '.../http-cache/...') (please
     report this ... as a digest bug)": its papers were left out (a probe, this stop). The
     cache is only a cache: the body fetched is used, and a warning names the cache folder."""
-    _read_only(cache_disk)
+    remount_read_only(small_disk)
     secret = server.queue("/feed", Reply(headers={"ETag": '"v1"'})) + "?api_key=sekrit"
     server.replies["/feed?api_key=sekrit"] = [Reply(headers={"ETag": '"v1"'})]
-    with Fetcher(cache_dir=cache_disk / "http-cache", clock=fake_time.clock,
+    with Fetcher(cache_dir=small_disk / "http-cache", clock=fake_time.clock,
                  sleep=fake_time.sleep, now=fake_time.clock) as client:
         result = load_sources([secret], fetcher=client)
     assert result.errors == [] and len(result.records) == 2
     (warning,) = result.warnings
-    assert str(cache_disk / "http-cache") in warning and "Read-only" in warning
+    assert str(small_disk / "http-cache") in warning and "Read-only" in warning
     assert "sekrit" not in warning and "bug" not in warning
 
 
 def test_a_revalidated_copy_whose_cache_entry_cannot_be_renewed_is_still_used(
-        server, cache_disk, fake_time):
+        server, small_disk, fake_time):
     """The same for a 304: the cached copy is good, renewing its entry failed."""
     url = server.queue("/etag", Reply(headers={"ETag": '"v1"'}))
-    with Fetcher(cache_dir=cache_disk, clock=fake_time.clock, sleep=fake_time.sleep,
+    with Fetcher(cache_dir=small_disk, clock=fake_time.clock, sleep=fake_time.sleep,
                  now=fake_time.clock) as client:
         client.fetch(url)
-        _read_only(cache_disk)
+        remount_read_only(small_disk)
         result = load_sources([url], fetcher=client)
     assert result.errors == [] and len(result.records) == 2
     (warning,) = result.warnings
-    assert str(cache_disk) in warning and "Read-only" in warning
+    assert str(small_disk) in warning and "Read-only" in warning
 
 
 def test_a_digest_of_one_url_with_a_read_only_digest_home_is_made_with_a_warning(
-        server, cache_disk, monkeypatch):
+        server, small_disk, monkeypatch):
     """With only a URL source and a read-only $DIGEST_HOME the run exited 1 (nothing read),
     not even 75 (a probe, this stop): now the downloaded papers make the issue."""
     from tests.opsrun import cli
 
-    monkeypatch.setenv("DIGEST_HOME", str(cache_disk))
-    _read_only(cache_disk)
+    monkeypatch.setenv("DIGEST_HOME", str(small_disk))
+    remount_read_only(small_disk)
     url = server.queue("/rss/cs.CL", Reply(headers={"Content-Type": "application/rss+xml"}))
     result = cli("summarize", url, "--backend", "offline", "--week", "2026-W47")
     assert result.returncode == 0, result.stderr

@@ -10,14 +10,13 @@ import shutil
 import sqlite3
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from digest.errors import StateError
 from digest.state import CallRecord, Store
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, remount_read_only
 from tests.opsrun import (
     cli,
     kill9,
@@ -29,18 +28,6 @@ from tests.opsrun import (
 )
 
 MAILS = sorted(EXAMPLES.glob("daily_papers_*.txt"))
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs: fill it for a full disk, remount it read-only; always unmounted."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], check=True)
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def fill(disk: Path) -> Path:
@@ -83,7 +70,7 @@ def test_ingest_on_a_full_disk_exits_75_and_the_retry_stores_the_mail(small_disk
 def test_ingest_and_newsletter_on_a_read_only_disk_exit_75(small_disk, tmp_path):
     state = small_disk / "state.sqlite"
     assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
-    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    remount_read_only(small_disk)
     line = one_line_error(cli("ingest", "-", "--state", str(state),
                               stdin=MAILS[1].read_text()), 75)
     assert str(state) in line
@@ -439,7 +426,7 @@ def test_ingest_into_a_read_only_store_exits_75_even_when_stderr_is_full(small_d
     not be written (a probe, this stop)."""
     state = small_disk / "state.sqlite"
     assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
-    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    remount_read_only(small_disk)
     result = run_process("ingest", "-", "--state", str(state), stdin=MAILS[1].read_text(),
                          stderr="/dev/full")
     assert result.returncode == 75
