@@ -319,6 +319,18 @@ def test_a_label_keeps_the_part_hyphened_before_it(term, abstract, shown):
     assert display_terms([term], papers) == [shown]
 
 
+@pytest.mark.parametrize("entry", [
+    {"title": "Bees", "keywords": ["bee"], "threshold": True},
+    {"title": "Bees", "keywords": ["   "]},
+    {"title": "Bees", "keywords": ["", " "], "description": "  "},
+])
+def test_a_section_with_a_boolean_threshold_or_only_blank_keywords_is_refused(entry):
+    """`threshold = true` was taken as 1.0, and `keywords = ["   "]` passed the "needs keywords
+    or a description" check (a probe, this stop)."""
+    with pytest.raises(ConfigError):
+        parse_sections([entry])
+
+
 def test_no_seed_or_arxiv_theme_name_is_a_fragment():
     for source in (str(SEEDS), str(SHARED_DATA / "arxiv_metadata_sample.csv")):
         papers = deduplicate(load_sources([source]).records).papers

@@ -65,9 +65,11 @@ def _parse_section(entry: Any, where: str) -> Section:
         raise ConfigError(f"{where}: 'keywords' must be a list of strings")
     if not isinstance(description, str):
         raise ConfigError(f"{where}: 'description' must be a string")
+    keywords = [keyword for keyword in keywords if keyword.strip()]
     if not keywords and not description.strip():
         raise ConfigError(f"{where} ('{title}') needs 'keywords' or a 'description' to match on")
-    if not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
+    if (isinstance(threshold, bool) or not isinstance(threshold, int | float)
+            or not 0 <= threshold <= 1):
         raise ConfigError(f"{where}: 'threshold' must be a number from 0 to 1")
     return Section(title.strip(), tuple(keywords), description, float(threshold))
 
