@@ -97,6 +97,26 @@ def test_a_followed_author_matches_a_bibtex_style_author_string(authors: str) ->
     assert top.reasons == ("follows: Chelsea Finn",)
 
 
+@pytest.mark.parametrize(("followed", "authors"), [
+    ("Robert Heath", '[["Heath,", "Robert W.", "Jr."]]'),  # the arXiv sample's authors_parsed
+    ("Heath, Robert", '[["Heath,", "Robert W.", "Jr."]]'),
+    ("Neal J. Evans II", '"Evans, Neal J."'),
+    ("Valles Jr., James", '"James Valles"'),
+])
+def test_a_followed_author_with_a_suffix_or_a_trailing_comma_matches(followed: str,
+                                                                      authors: str) -> None:
+    """["Heath,", "Robert W.", "Jr."] was shown "Robert W. Heath," and no spelling of Heath
+    followed it; a suffix ("II", "Jr.") in a followed name was taken for the family name (a
+    probe, this stop)."""
+    abstract = "A study of how antennas share a channel between many users at once."
+    listing = (f'[{{"title": "Channels for many users", "abstract": "{abstract}", '
+               f'"authors": {authors}}}]')
+    week = deduplicate(parse_text(listing, "week.json")).papers
+    ranked = rank(week, Profile(authors=(followed,))).ranked[0]
+    assert ranked.reasons == (f"follows: {followed}",), ranked.paper.authors
+    assert not ranked.paper.authors[0].endswith(",")
+
+
 def test_listings_and_upvotes_order_papers_the_profile_says_nothing_about() -> None:
     week = [paper(0, "a"), paper(1, "b", listings=3), paper(2, "c", upvotes=40),
             paper(3, "d", upvotes=2), paper(4, "e about robots")]

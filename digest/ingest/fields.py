@@ -190,9 +190,10 @@ def _first_last(name: str) -> str:
 def _author_name(author: Any) -> str:
     if isinstance(author, Mapping):
         return _text(author.get("name") or author.get("fullname") or "")
-    if isinstance(author, list):  # authors_parsed: [last, first, suffix]
-        last, first = (author + ["", ""])[:2]
-        return f"{first} {last}".strip()
+    if isinstance(author, list):  # authors_parsed: [last, first, suffix]; "Heath," happens
+        last, first, suffix = (author + ["", "", ""])[:3]
+        return " ".join(str(part).strip().rstrip(",") for part in (first, last, suffix)
+                        if str(part).strip().rstrip(","))
     if isinstance(author, str):  # one name of a list: "Finn, Chelsea (Stanford)"
         name = clean_text(without_affiliations(author))
         return _first_last(name) if _last_first([name]) else name

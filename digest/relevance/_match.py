@@ -64,15 +64,28 @@ class NameKey:
 
 
 def name_key(name: str) -> NameKey:
-    """'Finn, Chelsea' / 'Chelsea B. Finn' / 'C. Finn' → last 'finn', first 'chelsea' / 'c'."""
+    """'Finn, Chelsea' / 'Chelsea B. Finn' / 'C. Finn' → last 'finn', first 'chelsea' / 'c';
+    a suffix ('Jr.', 'II') is no family name, and a trailing comma no "Last, First"."""
+    name = name.strip().rstrip(",").strip()
     last_part, comma, first_part = name.partition(",")
-    given, family = (first_part, last_part) if comma else _split_given(name)
-    family_words = fold(family).split()
+    if comma and _unsuffixed(first_part.split()) == []:  # "Heath, Jr." or "Evans, II"
+        last_part, comma, first_part = last_part, "", ""
+    given, family = (first_part, last_part) if comma else _split_given(last_part)
+    family_words = _unsuffixed(fold(family).split())
     given_words = fold(given.replace(".", ". ")).split()
     return NameKey(family_words[-1] if family_words else "",
                    given_words[0] if given_words else "")
 
 
+_SUFFIXES = frozenset(["jr", "sr", "ii", "iii", "iv"])
+
+
+def _unsuffixed(words: list[str]) -> list[str]:
+    while words and words[-1].lower().rstrip(".") in _SUFFIXES:
+        words = words[:-1]
+    return words
+
+
 def _split_given(name: str) -> tuple[str, str]:
-    words = name.split()
+    words = _unsuffixed(name.split())
     return (" ".join(words[:-1]), words[-1]) if words else ("", "")
