@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -60,3 +63,19 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def remount_read_only(disk: Path) -> None:
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+
+
+@contextmanager
+def served(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[str]:
+    """``handler`` served on ``host`` (a loopback address) in a thread: its base URL, and the
+    server shut down and joined afterwards."""
+    httpd = ThreadingHTTPServer((host, 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)

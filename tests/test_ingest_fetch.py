@@ -5,13 +5,12 @@ from __future__ import annotations
 import gzip
 import logging
 import socket
-import threading
 import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from digest.errors import SourceError, SourceUnavailable
 from digest.ingest import load_sources
 from digest.ingest.fetch import USER_AGENT, Fetcher, RateLimiter, _Inflater
 from digest.redaction import url_for_logs
-from tests.conftest import remount_read_only
+from tests.conftest import remount_read_only, served
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
 FEED = (FIXTURES / "arxiv_listing.rss").read_bytes()
@@ -82,17 +81,8 @@ def server() -> Iterator[Server]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with served(Handler) as state.url:
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 class FakeTime:
@@ -482,16 +472,8 @@ def other_host() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.2:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with served(Handler, "127.0.0.2") as url:
+        yield url
 
 
 def test_a_redirect_to_another_host_is_followed_and_logged_naming_both(

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from digest.ingest import IngestLimits, ingest_limits, load_sources
 from digest.ingest.fetch import Fetcher
 from digest.ingest.limits import CONFIG_LIMITS
 from digest.settings import resolve_settings
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, served
 
 
 def papers(count: int, start: int = 0) -> list[dict[str, str]]:
@@ -140,16 +139,8 @@ def trickle() -> Iterator[tuple[str, Trickle]]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/slow.json", state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with served(Handler) as url:
+        yield f"{url}/slow.json", state
 
 
 def test_a_trickling_server_is_cut_at_the_fetch_deadline(trickle):
