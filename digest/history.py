@@ -13,23 +13,21 @@ from typing import Any
 
 from .errors import StateError
 from .runlock import describe, holder
-from .state import Store
+from .state import Store, templates_gone
 from .weeks import current_week, parse_week, week_of
 
 
 def status(state_path: Path) -> dict[str, Any]:
     """Lock holder, pending issues, inbox size, next week, last issue and last sending."""
     with _existing(state_path) as store:
-        issues, sendings = store.issues(), store.sendings()
+        issues, sendings, pending = store.issues(), store.sendings(), store.pending()
         last = issues[-1] if issues else None
         return {
             "state": str(state_path), "lock_holder": holder(state_path),
-            "pending": [week for week, _, _ in store.pending()],
-            "pending_blocked": {week: f"made with the templates in {payload['templates']}, "
-                                "which are gone: restore them"
-                                for week, _, payload in store.pending()
-                                if payload.get("templates")
-                                and not Path(payload["templates"]).is_dir()},
+            "pending": [week for week, _, _ in pending],
+            "pending_blocked": {week: f"made with the templates in {gone}, which are gone: "
+                                "restore them" for week, _, payload in pending
+                                if (gone := templates_gone(payload))},
             "inbox": store.inbox_size(),
             "next_week": _week_after(last["week"]) if last else current_week(),
             "last_issue": {key: last[key] for key in ("week", "papers", "published_at")}

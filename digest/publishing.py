@@ -49,7 +49,7 @@ from .outputs import (
 )
 from .render import Renderer
 from .runlock import run_lock
-from .state import Store, record_key, store_fault
+from .state import Store, record_key, store_fault, templates_gone
 from .testhook import pause_at
 from .weeks import is_week
 
@@ -132,7 +132,7 @@ def _renderer_of(week: str, payload: dict[str, Any]) -> Renderer:
     """The renderer of the pending issue's index and feed: the templates it was made with,
     whatever the run finishing it was given (there is no other way to finish it)."""
     templates = payload.get("templates")
-    if templates and not Path(templates).is_dir():
+    if templates_gone(payload):
         raise TemplateError(
             f"the issue of {week} that an interrupted run left pending was made with the "
             f"templates in {templates}, and that folder is gone: restore it (the issue's "

@@ -532,6 +532,13 @@ def _record_from_json(data: dict[str, Any]) -> Record:
                   url=data["url"], authors=tuple(data["authors"]), published=published)
 
 
+def templates_gone(payload: Mapping[str, Any]) -> str | None:
+    """The templates folder a pending issue was made with (its index and feed are rendered
+    with it), if that folder is gone: the issue cannot be finished until it is restored."""
+    templates = payload.get("templates")
+    return templates if templates and not Path(templates).is_dir() else None
+
+
 def record_key(record: Record) -> str:
     """Same listing entry → same key: what it says and where it was read."""
     payload = json.dumps(_record_json(record), sort_keys=True)
