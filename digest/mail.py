@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid, parseaddr
+from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MailError, MailUnavailable
@@ -70,9 +70,10 @@ def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
     if not recipients:
         raise ConfigError("no recipient address", setting="mail_to")
     sender, recipients = _checked_address(sender), tuple(map(_checked_address, recipients))
-    firsts = {mailbox(address): address for address in reversed(recipients)}
-    recipients = tuple(address for address in recipients  # one copy a mailbox, as written first
-                       if firsts[mailbox(address)] is address)
+    reached: dict[str, str] = {}  # one copy a mailbox, as written first
+    for address in recipients:
+        reached.setdefault(mailbox(address), address)
+    recipients = tuple(reached.values())
     host = settings["smtp_host"] or None
     if host is None and sending:
         raise _no_server()
@@ -255,12 +256,11 @@ def _checked_address(address: str) -> str:
     ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError."""
     if any(ch in address for ch in "\r\n") or "@" not in address:
         raise ConfigError(f"{address!r} is not an e-mail address")
-    name, _, spec = address.rpartition("<") if address.rstrip().endswith(">") else ("", "", address)
-    local, _, domain = spec.rstrip().rstrip(">").strip().rpartition("@")
+    name, spec = _parts(address)
+    local, _, domain = spec.rpartition("@")
     try:
         ascii_domain = domain.encode("idna").decode("ascii")
-        checked = Address(display_name=name.strip().strip('"'),
-                          addr_spec=f"{local}@{ascii_domain}")
+        checked = Address(display_name=name, addr_spec=f"{local}@{ascii_domain}")
     except (ValueError, IndexError, UnicodeError) as error:
         raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
     return str(checked)
@@ -270,8 +270,7 @@ def mailbox(address: str) -> str:
     """Who an address reaches, however it is written: "The Team <TEAM@Exämple.org>" and
     "team@xn--exmple-cua.org" are one mailbox (the name dropped, the domain in ASCII, case
     folded: servers treat local parts without case in practice)."""
-    spec = parseaddr(address)[1] or address
-    local, _, domain = spec.rpartition("@")
+    local, _, domain = _parts(address)[1].rpartition("@")
     with contextlib.suppress(UnicodeError):
         domain = domain.encode("idna").decode("ascii")
     return f"{local}@{domain}".casefold()
@@ -282,9 +281,18 @@ def _named(spec: str, addresses: tuple[str, ...]) -> str:
 
 
 def _addr_spec(address: str) -> str:
-    """The bare address of a checked one: what the SMTP envelope carries (a name there, and
-    one in another script above all, would need the server's SMTPUTF8)."""
-    return address.rpartition("<")[2].rstrip(">") if address.endswith(">") else address
+    """The bare address: what the SMTP envelope carries (a name there, and one in another
+    script above all, would need the server's SMTPUTF8)."""
+    return _parts(address)[1]
+
+
+def _parts(address: str) -> tuple[str, str]:
+    """("Name", "local@domain") of 'Name <local@domain>' (or '"Name" <…>'); ("", address) of
+    a bare address."""
+    if not address.rstrip().endswith(">"):
+        return "", address.strip()
+    name, _, spec = address.rpartition("<")
+    return name.strip().strip('"'), spec.rstrip().rstrip(">").strip()
 
 
 def _domain(address: str) -> str:
