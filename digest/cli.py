@@ -710,8 +710,7 @@ def _unwritable(error: OSError) -> NoReturn:
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        app()
-        _flushed()
+        app()  # always ends in SystemExit (click's standalone mode)
     except SystemExit:
         _flushed()
         raise
