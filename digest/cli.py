@@ -372,8 +372,8 @@ def email(
     ] = False,
     week: Week = None,
     state: Annotated[Path | None, typer.Option(
-        help="State store to reuse for the LLM cache and the inbox; nothing is marked "
-        "published \\[default: none].")] = None,
+        help="State store: the week's published issue is mailed as kept, or one is built "
+        "with its inbox and LLM cache; nothing is marked published \\[default: none].")] = None,
     out: Annotated[Path | None, typer.Option(
         help="The newsletter's output folder: its history gives the rising themes "
         "\\[default: none].")] = None,

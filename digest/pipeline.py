@@ -150,10 +150,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
                   reasons=choice.reasons, also=choice.also,
                   excluded=_count(choice.report.get("papers_excluded")),
                   left_out=_count(choice.report.get("papers_left_out")))
-    report.counts = stats
-    report.themes = [{"title": s.summary.title or s.theme.title,
-                      "paper_ids": list(s.theme.paper_ids)}
-                     for s in sections]
+    report.describe(issue)
     report.llm = summarizer.stats.as_dict()
     embeddings = getattr(options.theme_backend, "stats", None)
     if callable(embeddings) and (stats_of_embeddings := embeddings()) is not None:

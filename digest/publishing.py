@@ -4,7 +4,8 @@ The order, and why it is safe against ``kill -9`` at any point:
 
 1. everything is rendered in memory (a broken template changes nothing);
 2. the store records the issue as *pending*: week, output folder, content hash, the
-   full text of its files, its papers and the inbox records it took;
+   full text of its files, its papers and the inbox records it took, and the issue itself
+   (``digest.issue_codec``: what ``digest email`` mails);
 3. the files go into place, each atomically (temp file, fsync, rename);
 4. one SQLite transaction marks the papers published, the inbox records used, and
    turns the pending row into an ``issues`` row;
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import issue_codec
 from .dedup import published_names
 from .errors import ConfigError, StateError, StateUnavailable, TemplateError
 from .models import Issue, Record
@@ -82,7 +84,8 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
                "templates": str(Path(templates_dir).resolve()) if templates_dir else None,
                "read": {"keys": list(read[0]), "late": sorted(read[1])} if read else None}
     content_hash = files_hash(texts)
-    store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload)
+    store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload,
+                           issue=issue_codec.pack(issue))
     pause_at("pending")
     return _complete(store, issue.week, out, payload)
 

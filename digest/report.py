@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import write_atomic
-from .models import Stats
+from .models import Issue, Stats
 
 
 @dataclass
@@ -44,6 +44,13 @@ class RunReport:
             spent = self.stages.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0})
             spent["wall_s"] += time.monotonic() - wall
             spent["cpu_s"] += time.process_time() - cpu
+
+    def describe(self, issue: Issue) -> None:
+        """What the report says of ``issue``: its counts and its themes."""
+        self.counts = issue.stats
+        self.themes = [{"title": section.summary.title or section.theme.title,
+                        "paper_ids": list(section.theme.paper_ids)}
+                       for section in issue.sections]
 
     def add_issue(self) -> None:
         """Keep what the report says of the issue just written, before the next week's."""

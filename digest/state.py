@@ -106,6 +106,13 @@ MIGRATIONS: tuple[str, ...] = (
                              PRIMARY KEY (week, key)) WITHOUT ROWID;
     CREATE INDEX considered_late ON considered (key) WHERE late = 1;
     """,
+    # 9: each issue kept whole (``digest.issue_codec``: compressed JSON), so that the e-mail
+    # carries the issue published rather than one built again. Issues published before this
+    # migration have none.
+    """
+    ALTER TABLE pending ADD COLUMN issue BLOB;
+    ALTER TABLE issues ADD COLUMN issue BLOB;
+    """,
 )
 
 
@@ -251,12 +258,12 @@ class Store:
     # Publishing as a recorded transaction: pending, then published ----------------------
 
     def begin_publishing(self, week: str, out_dir: str, content_hash: str,
-                         payload: Mapping[str, Any]) -> None:
-        """Record ``week``'s issue as pending, with everything needed to finish it, before
-        any of its files goes into place."""
-        self._write("INSERT OR REPLACE INTO pending (week, out_dir, content_hash, payload) "
-                    "VALUES (?, ?, ?, ?)",
-                    (week, out_dir, content_hash, json.dumps(payload, sort_keys=True)))
+                         payload: Mapping[str, Any], issue: bytes | None = None) -> None:
+        """Record ``week``'s issue as pending, with everything needed to finish it (and the
+        issue itself, packed), before any of its files goes into place."""
+        self._write("INSERT OR REPLACE INTO pending (week, out_dir, content_hash, payload, "
+                    "issue) VALUES (?, ?, ?, ?, ?)",
+                    (week, out_dir, content_hash, json.dumps(payload, sort_keys=True), issue))
 
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(week, output folder, payload) of every issue a run began and did not finish."""
@@ -279,9 +286,10 @@ class Store:
                                  [(name, week) for name in names])
             self._db.execute(
                 "INSERT OR REPLACE INTO issues (week, papers, out_dir, content_hash, files, "
-                "history) VALUES (?, ?, ?, ?, ?, ?)",
+                "history, issue) VALUES (?, ?, ?, ?, ?, ?, (SELECT issue FROM pending "
+                "WHERE week = ?))",  # the packed issue (23 MB at 50k papers) stays in SQLite
                 (week, len(ids), out_dir, content_hash, json.dumps(sorted(payload["files"])),
-                 json.dumps(payload["history"], sort_keys=True)))
+                 json.dumps(payload["history"], sort_keys=True), week))
             self._db.executemany("UPDATE inbox SET used_in = ? WHERE key = ? AND used_in IS NULL",
                                  [(week, key) for key in payload["inbox"]])
             if payload.get("read") is not None:  # what the run read goes with its issue
@@ -305,6 +313,12 @@ class Store:
                  "files": json.loads(files) if files else [],
                  "history": json.loads(history) if history else None, "published_at": at}
                 for week, papers, out_dir, files, history, at in rows]
+
+    def kept_issue(self, week: str) -> bytes | None:
+        """``week``'s published issue as ``digest.issue_codec`` packed it; None when the week
+        has no issue, or one published before issues were kept."""
+        row = self._db.execute("SELECT issue FROM issues WHERE week = ?", (week,)).fetchone()
+        return row[0] if row else None
 
     def considered_in(self, week: str, *, late: bool = False) -> set[int]:
         """The content keys ``week``'s published issue's run read (``late``: only those of

@@ -135,21 +135,6 @@ def test_killed_before_the_server_confirmed_the_next_run_does_not_send_blindly(
     assert len(handler.messages) == 1
 
 
-def test_email_refuses_to_mail_another_issue_than_the_one_published(mail_env, tmp_path):
-    """The newsletter ran with --max-papers 5 (5 papers, 25 under "Also this week"); email,
-    without it, built and mailed a 30-paper issue as "the issue digest newsletter made for
-    that week" (a probe, stop 28)."""
-    state, out = tmp_path / "s.sqlite", tmp_path / "out"
-    common = [str(EXAMPLES), "--week", "2026-W47", "--backend", "offline", "--state", str(state),
-              "--out", str(out)]
-    assert cli("newsletter", *common, "--max-papers", "5").returncode == 0
-    other = cli("email", *common, "--eml")
-    assert other.returncode == 2, other.stderr
-    assert "not the issue published" in other.stderr and other.stdout == ""
-    same = cli("email", *common, "--max-papers", "5", "--eml")
-    assert same.returncode == 0, same.stderr
-
-
 def test_eml_with_a_state_store_takes_the_run_lock_like_any_email_run(mail_env, tmp_path):
     """While a newsletter held the store's run lock, `digest email --state ... --eml`
     exited 0 and wrote the message: --eml took no lock (a probe, this stop). The README

@@ -1,0 +1,159 @@
+"""A published issue kept whole in the state store, so that ``digest email`` mails the issue
+the newsletter published (its papers, grouping and summaries) instead of building it again.
+
+``pack`` turns an ``Issue`` into compressed JSON and ``unpack`` gives it back equal, field
+for field, down to the paper ids each summary sentence cites. ``unpack`` returns None for
+what it cannot read (an issue kept by a later version of digest, a damaged row): the caller
+then builds the issue again, as for an issue published before issues were kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from .models import (
+    CitedText,
+    Issue,
+    IssueSection,
+    Paper,
+    Sighting,
+    Stats,
+    SummarySegment,
+    Theme,
+    ThemeSummary,
+)
+
+logger = logging.getLogger("digest.issue_codec")
+
+VERSION = 1
+
+
+def pack(issue: Issue) -> bytes:
+    """``issue`` as zlib-compressed JSON, written a section at a time: a 50k issue is 64 MB
+    of JSON, and only its compressed third is ever held whole."""
+    squeeze = zlib.compressobj(1)  # level 1: ~0.6 s for a 50k issue, still about 3:1
+    packed = [squeeze.compress(piece.encode("ascii")) for piece in _json_pieces(issue)]
+    return b"".join([*packed, squeeze.flush()])
+
+
+def _json_pieces(issue: Issue) -> Iterator[str]:
+    """The JSON of ``{"version": ..., **_issue(issue)}``, in pieces of at most a section."""
+    head = _dumps({"version": VERSION, **_issue(issue)})
+    yield head[:-1] + ',"sections":['
+    for number, section in enumerate(issue.sections):
+        yield ("," if number else "") + _dumps(_section(section))
+    yield '],"also":['
+    for start in range(0, len(issue.also), _PAPERS_A_PIECE):
+        papers = issue.also[start:start + _PAPERS_A_PIECE]
+        yield ("," if start else "") + _dumps([_paper(paper) for paper in papers])[1:-1]
+    yield "]}"
+
+
+_PAPERS_A_PIECE = 1000
+
+
+def _dumps(data: Any) -> str:
+    """Compact JSON in ASCII: any text, even a lone surrogate, is kept as a ``\\u`` escape."""
+    return json.dumps(data, separators=(",", ":"))
+
+
+def unpack(blob: bytes) -> Issue | None:
+    """The issue ``pack`` kept, or None when it cannot be read."""
+    try:
+        data = json.loads(zlib.decompress(blob).decode("utf-8"))
+        if data.get("version") != VERSION:
+            logger.warning("the issue of %s was kept by another version of digest (format %s)",
+                           data.get("week"), data.get("version"))
+            return None
+        return _issue_from(data)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
+            AttributeError) as error:
+        logger.warning("a published issue kept in the store could not be read (%s)", error)
+        return None
+
+
+def _issue(issue: Issue) -> dict[str, Any]:
+    """Everything but the sections and "also this week", which ``_json_pieces`` adds."""
+    return {"week": issue.week, "start": issue.start.isoformat(), "end": issue.end.isoformat(),
+            "intro": _text(issue.intro),
+            "stats": [getattr(issue.stats, name) for name in _STATS],
+            "backend": issue.backend, "model": issue.model,
+            "fallback_themes": list(issue.fallback_themes), "cost_usd": issue.cost_usd,
+            "reasons": {paper: list(why) for paper, why in issue.reasons.items()},
+            "excluded": issue.excluded, "left_out": issue.left_out}
+
+
+def _issue_from(data: dict[str, Any]) -> Issue:
+    return Issue(week=data["week"], start=dt.date.fromisoformat(data["start"]),
+                 end=dt.date.fromisoformat(data["end"]), intro=_text_from(data["intro"]),
+                 sections=tuple(_section_from(item) for item in data["sections"]),
+                 stats=Stats(**dict(zip(_STATS, data["stats"], strict=True))),
+                 backend=data["backend"], model=data["model"],
+                 fallback_themes=tuple(data["fallback_themes"]), cost_usd=data["cost_usd"],
+                 reasons={paper: tuple(why) for paper, why in data["reasons"].items()},
+                 also=tuple(_paper_from(item) for item in data["also"]),
+                 excluded=data["excluded"], left_out=data["left_out"])
+
+
+_STATS = ("records_read", "papers_unique", "duplicates_merged", "already_published",
+          "papers_in_issue", "themes", "batches")
+
+
+def _section(section: IssueSection) -> dict[str, Any]:
+    theme, summary = section.theme, section.summary
+    return {"theme": {"title": theme.title, "keywords": list(theme.keywords),
+                      "paper_ids": list(theme.paper_ids), "label": theme.label,
+                      "top_titles": list(theme.top_titles)},
+            "summary": {"summary": _text(summary.summary), "gists": summary.gists,
+                        "offline": summary.offline, "title": summary.title,
+                        "tldr": summary.tldr, "fallback": summary.fallback},
+            "papers": [_paper(paper) for paper in section.papers]}
+
+
+def _section_from(data: dict[str, Any]) -> IssueSection:
+    theme, summary = data["theme"], data["summary"]
+    return IssueSection(
+        theme=Theme(title=theme["title"], keywords=tuple(theme["keywords"]),
+                    paper_ids=tuple(theme["paper_ids"]), label=theme["label"],
+                    top_titles=tuple(theme["top_titles"])),
+        summary=ThemeSummary(summary=_text_from(summary["summary"]), gists=summary["gists"],
+                             offline=summary["offline"], title=summary["title"],
+                             tldr=summary["tldr"], fallback=summary["fallback"]),
+        papers=tuple(_paper_from(item) for item in data["papers"]))
+
+
+def _text(text: str) -> str | list[list[Any]]:
+    """Plain text as it is; cited text as its pieces, each with the papers it cites."""
+    if isinstance(text, CitedText):
+        return [[segment.text, list(segment.paper_ids)] for segment in text.segments]
+    return str(text)
+
+
+def _text_from(data: str | list[list[Any]]) -> str:
+    if isinstance(data, str):
+        return data
+    return CitedText([SummarySegment(text, tuple(ids)) for text, ids in data])
+
+
+def _paper(paper: Paper) -> list[Any]:
+    """A paper as a list in field order: 45,000 of them, so no repeated key names."""
+    return [paper.id, paper.title, paper.abstract, paper.url, list(paper.authors),
+            paper.published.isoformat() if paper.published else None, paper.arxiv_id,
+            [[s.source, s.position, s.line] for s in paper.sightings], paper.upvotes,
+            list(paper.also_listed_as)]
+
+
+def _paper_from(data: list[Any]) -> Paper:
+    (paper_id, title, abstract, url, authors, published, arxiv_id, sightings, upvotes,
+     also_listed_as) = data
+    return Paper(id=paper_id, title=title, abstract=abstract, url=url, authors=tuple(authors),
+                 published=dt.date.fromisoformat(published) if published else None,
+                 arxiv_id=arxiv_id,
+                 sightings=tuple(Sighting(source, position, line)
+                                 for source, position, line in sightings),
+                 upvotes=upvotes, also_listed_as=tuple(also_listed_as))

@@ -1,0 +1,146 @@
+"""`digest email --state` mails the issue the newsletter published for the week, as the store
+kept it: not an issue built again from listings that may have grown, with options that may
+differ, or with a model that answers now where it did not then (stop 29 left this open)."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from digest.cli import app
+from tests.conftest import EXAMPLES
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.opsrun import cli, kill9, pending_weeks, start_paused
+from tests.test_mail import mail_env  # noqa: F401 - the fixture every test here uses
+
+pytestmark = pytest.mark.usefixtures("mail_env")
+WEEK = "2026-W47"
+
+
+def parts(eml: str | bytes) -> tuple[str, str]:
+    """The text and HTML parts of a message."""
+    raw = eml.encode() if isinstance(eml, str) else eml
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    text, html = (message.get_body((kind,)) for kind in ("plain", "html"))
+    assert text is not None and html is not None
+    return text.get_content(), html.get_content()
+
+
+def published(out: Path) -> tuple[str, str]:
+    return tuple((out / f"{WEEK}.{suffix}").read_text(encoding="utf-8")  # type: ignore[return-value]
+                 for suffix in ("txt", "html"))
+
+
+def late_listing(folder: Path) -> None:
+    """A listing file dated in the week, come after its issue went out."""
+    (folder / "late_2026-11-19.json").write_text(json.dumps([{
+        "title": "Quokka Routing for Sparse Mixture Models",
+        "abstract": "We route tokens to experts by a learned quokka score and halve the "
+                    "cost of sparse mixture models at equal quality.",
+        "arxiv_id": "2611.99901", "published": "2026-11-19"}]), encoding="utf-8")
+
+
+def test_a_listing_come_after_the_issue_does_not_stop_its_mail(tmp_path):
+    """A listing file dated in a published week made `digest email --state` build a 31-paper
+    issue and refuse it as "not the issue published" (exit 2): the week's mail could not
+    be sent at all. The mail is now the issue published, byte for byte its text and HTML."""
+    listings, state, out = tmp_path / "listings", tmp_path / "s.sqlite", tmp_path / "out"
+    shutil.copytree(EXAMPLES, listings)
+    common = [str(listings), "--week", WEEK, "--backend", "offline", "--state", str(state),
+              "--out", str(out)]
+    assert cli("newsletter", *common, "--formats", "md,html,txt").returncode == 0
+    late_listing(listings)
+    mailed = cli("email", *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert parts(mailed.stdout) == published(out)
+    assert "Quokka" not in mailed.stdout
+
+
+def test_the_mail_is_the_issue_published_whatever_options_the_email_is_given(tmp_path):
+    """The newsletter ran with --max-papers 5; the e-mail without it built a 30-paper issue
+    (stop 28 refused it, exit 2). The issue kept is mailed: 5 papers listed, as published."""
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
+              "--out", str(out)]
+    assert cli("newsletter", *common, "--max-papers", "5", "--formats", "md,txt,html"
+               ).returncode == 0
+    mailed = cli("email", *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert parts(mailed.stdout) == published(out)
+
+
+def test_an_issue_published_before_issues_were_kept_is_still_checked_against_the_build(tmp_path):
+    """A store upgraded from stop 29 holds its issues without their copy: the e-mail builds
+    the issue again, and refuses one with other papers than the published (exit 2)."""
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
+              "--out", str(out)]
+    assert cli("newsletter", *common, "--max-papers", "5").returncode == 0
+    with sqlite3.connect(state) as db:
+        db.execute("UPDATE issues SET issue = NULL")
+    other = cli("email", *common, "--eml")
+    assert other.returncode == 2, other.stderr
+    assert "not the issue published" in other.stderr and other.stdout == ""
+    assert cli("email", *common, "--max-papers", "5", "--eml").returncode == 0
+
+
+def test_a_store_row_that_cannot_be_read_falls_back_to_building_the_issue(tmp_path):
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
+              "--out", str(out)]
+    assert cli("newsletter", *common, "--formats", "md,txt,html").returncode == 0
+    with sqlite3.connect(state) as db:
+        db.execute("UPDATE issues SET issue = x'00ff'")
+    mailed = cli("email", *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert "could not be read" in mailed.stderr
+    assert parts(mailed.stdout) == published(out)  # built again: the same listings, the same issue
+
+
+def _llm(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(app, list(args))
+
+
+def test_a_theme_summarised_offline_is_mailed_as_published_without_asking_the_model(
+        tmp_path, monkeypatch):
+    """The newsletter's model was down, so its themes were summarised offline; the e-mail
+    built the issue again, asked the model (up now) for every theme, and mailed summaries
+    the published issue never had. It now mails the published issue and asks nothing."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "openai", "--timeout", "5",
+              "--state", str(state), "--out", str(out)]
+    with FakeOpenAI(default=Reply(status=400, error={"message": "down"})) as down:
+        made = _llm("newsletter", *common, "--base-url", down.url, "--formats", "md,txt,html")
+        assert made.exit_code == 0, made.output
+        assert down.chat_requests
+    assert "summarised offline" in (out / f"{WEEK}.md").read_text(encoding="utf-8")
+    with FakeOpenAI() as up:
+        mailed = _llm("email", *common, "--base-url", up.url, "--eml")
+        assert mailed.exit_code == 0, mailed.output
+        assert up.chat_requests == []
+    assert parts(mailed.stdout_bytes) == published(out)
+    refused = _llm("email", *common, "--eml", "--fail-on-degraded")
+    assert refused.exit_code == 1
+    assert "re-run the newsletter for 2026-W47" in refused.stderr and refused.stdout == ""
+
+
+def test_an_issue_a_killed_newsletter_left_pending_is_kept_and_mailed_once_finished(tmp_path):
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state)]
+    kill9(start_paused(tmp_path, "pending", "newsletter", *common, "--out", str(out),
+                       "--formats", "md,txt,html"))
+    assert pending_weeks(state) == [WEEK]
+    mailed = cli("email", *common, "--out", str(out), "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert pending_weeks(state) == []
+    with sqlite3.connect(state) as db:
+        assert db.execute("SELECT issue IS NOT NULL FROM issues").fetchall() == [(1,)]
+    assert parts(mailed.stdout) == published(out)
