@@ -711,7 +711,10 @@ def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         app()  # always ends in SystemExit (click's standalone mode)
-    except SystemExit:
+    except SystemExit as exit_:
+        if exit_.code == 1 and isinstance(exit_.__context__, BrokenPipeError):
+            # rich's help and version: a broken pipe sends stdout to /dev/null and exits 1
+            _unwritable(exit_.__context__)
         _flushed()
         raise
     except OSError as error:  # what click prints itself: every command's own are handled

@@ -348,6 +348,35 @@ def test_version_and_help_to_a_full_standard_output_exit_75_without_a_traceback(
     assert "standard output" in line, line
 
 
+def _into_a_pipe_nobody_reads(*args: str):  # type: ignore[no-untyped-def]
+    """`digest ARGS | head -0`: standard output is a pipe whose reader has gone."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.opsrun import Result
+
+    reader, writer = os.pipe()
+    os.close(reader)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "digest", *args], stdout=writer,
+                              stderr=subprocess.PIPE, env=env, check=False, timeout=120)
+    finally:
+        os.close(writer)
+    return Result(done.returncode, "", done.stderr.decode())
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("newsletter", "--help"),
+                                  ("summarize", str(EXAMPLES), "--week", "2026-W47")])
+def test_help_and_version_into_a_closed_pipe_exit_75_like_any_product(args):
+    """`digest --help | head -1` exited 1 without a word: rich caught the broken pipe, sent
+    standard output to /dev/null and exited 1 (stop 29 left this open). It is 75 with the
+    one line, as for `digest summarize ... | head -1`."""
+    line = one_line_error(_into_a_pipe_nobody_reads(*args), 75)
+    assert "standard output" in line, line
+
+
 @pytest.mark.parametrize("args", [("newsletter", "--bogus"), ("summarize", "--max-themes", "99"),
                                   ("no-such-command",)])
 def test_a_usage_error_with_a_full_stderr_still_exits_2(args):
