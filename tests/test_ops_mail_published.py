@@ -38,6 +38,21 @@ def published(out: Path) -> tuple[str, str]:
                  for suffix in ("txt", "html"))
 
 
+def published_week(tmp_path: Path, *newsletter: str, listings: Path = EXAMPLES) -> list[str]:
+    """Publish the week's issue (md, html, txt) with the offline backend; return the options
+    the e-mail shares with it."""
+    common = [str(listings), "--week", WEEK, "--backend", "offline",
+              "--state", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out")]
+    made = cli("newsletter", *common, "--formats", "md,html,txt", *newsletter)
+    assert made.returncode == 0, made.stderr
+    return common
+
+
+def forget_kept_issue(tmp_path: Path, value: bytes | None) -> None:
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        db.execute("UPDATE issues SET issue = ?", (value,))
+
+
 def late_listing(folder: Path) -> None:
     """A listing file dated in the week, come after its issue went out."""
     (folder / "late_2026-11-19.json").write_text(json.dumps([{
@@ -51,40 +66,30 @@ def test_a_listing_come_after_the_issue_does_not_stop_its_mail(tmp_path):
     """A listing file dated in a published week made `digest email --state` build a 31-paper
     issue and refuse it as "not the issue published" (exit 2): the week's mail could not
     be sent at all. The mail is now the issue published, byte for byte its text and HTML."""
-    listings, state, out = tmp_path / "listings", tmp_path / "s.sqlite", tmp_path / "out"
+    listings = tmp_path / "listings"
     shutil.copytree(EXAMPLES, listings)
-    common = [str(listings), "--week", WEEK, "--backend", "offline", "--state", str(state),
-              "--out", str(out)]
-    assert cli("newsletter", *common, "--formats", "md,html,txt").returncode == 0
+    common = published_week(tmp_path, listings=listings)
     late_listing(listings)
     mailed = cli("email", *common, "--eml")
     assert mailed.returncode == 0, mailed.stderr
-    assert parts(mailed.stdout) == published(out)
+    assert parts(mailed.stdout) == published(tmp_path / "out")
     assert "Quokka" not in mailed.stdout
 
 
 def test_the_mail_is_the_issue_published_whatever_options_the_email_is_given(tmp_path):
     """The newsletter ran with --max-papers 5; the e-mail without it built a 30-paper issue
     (stop 28 refused it, exit 2). The issue kept is mailed: 5 papers listed, as published."""
-    state, out = tmp_path / "s.sqlite", tmp_path / "out"
-    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
-              "--out", str(out)]
-    assert cli("newsletter", *common, "--max-papers", "5", "--formats", "md,txt,html"
-               ).returncode == 0
+    common = published_week(tmp_path, "--max-papers", "5")
     mailed = cli("email", *common, "--eml")
     assert mailed.returncode == 0, mailed.stderr
-    assert parts(mailed.stdout) == published(out)
+    assert parts(mailed.stdout) == published(tmp_path / "out")
 
 
 def test_an_issue_published_before_issues_were_kept_is_still_checked_against_the_build(tmp_path):
     """A store upgraded from stop 29 holds its issues without their copy: the e-mail builds
     the issue again, and refuses one with other papers than the published (exit 2)."""
-    state, out = tmp_path / "s.sqlite", tmp_path / "out"
-    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
-              "--out", str(out)]
-    assert cli("newsletter", *common, "--max-papers", "5").returncode == 0
-    with sqlite3.connect(state) as db:
-        db.execute("UPDATE issues SET issue = NULL")
+    common = published_week(tmp_path, "--max-papers", "5")
+    forget_kept_issue(tmp_path, None)
     other = cli("email", *common, "--eml")
     assert other.returncode == 2, other.stderr
     assert "not the issue published" in other.stderr and other.stdout == ""
@@ -92,16 +97,12 @@ def test_an_issue_published_before_issues_were_kept_is_still_checked_against_the
 
 
 def test_a_store_row_that_cannot_be_read_falls_back_to_building_the_issue(tmp_path):
-    state, out = tmp_path / "s.sqlite", tmp_path / "out"
-    common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state),
-              "--out", str(out)]
-    assert cli("newsletter", *common, "--formats", "md,txt,html").returncode == 0
-    with sqlite3.connect(state) as db:
-        db.execute("UPDATE issues SET issue = x'00ff'")
+    common = published_week(tmp_path)
+    forget_kept_issue(tmp_path, b"\x00\xff")
     mailed = cli("email", *common, "--eml")
     assert mailed.returncode == 0, mailed.stderr
     assert "could not be read" in mailed.stderr
-    assert parts(mailed.stdout) == published(out)  # built again: the same listings, the same issue
+    assert parts(mailed.stdout) == published(tmp_path / "out")  # the same listings, built again
 
 
 def _llm(*args: str):  # type: ignore[no-untyped-def]
