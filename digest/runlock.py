@@ -31,7 +31,13 @@ POLL_S = 0.2
 
 
 def lock_path(store_path: str | Path) -> Path:
-    return Path(f"{store_path}.lock")
+    """``<store>.lock`` beside the store's real file: two paths to one store (a symlink, a
+    relative and an absolute path) are one lock."""
+    try:
+        real = Path(store_path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: opening the store will say so
+        real = Path(store_path)
+    return Path(f"{real}.lock")
 
 
 @contextmanager

@@ -61,3 +61,22 @@ def test_ingest_behind_a_busy_store_exits_75_and_the_retry_stores_the_mail(tmp_p
     assert busy.returncode == 75 and "locked by another digest run" in busy.stderr
     retry = cli("ingest", "-", "--state", str(state), stdin=other)
     assert retry.returncode == 0 and retry.stdout.startswith("3 new records")
+
+
+def test_a_store_reached_through_a_symlink_has_the_same_run_lock(tmp_path):
+    """The lock was the path as given plus ".lock", so `--state link.sqlite` and
+    `--state data/s.sqlite` (one store) took two locks and both mailed the week (a probe,
+    this stop). The lock is beside the store's real file, whatever path leads to it."""
+    (tmp_path / "data").mkdir()
+    state, link = tmp_path / "data" / "s.sqlite", tmp_path / "link.sqlite"
+    args = [str(EXAMPLES), "--week", "2026-W47", "--out", str(tmp_path / "out"),
+            "--backend", "offline"]
+    assert cli("newsletter", *args, "--state", str(state)).returncode == 0
+    link.symlink_to(state)
+    holder = start_paused(tmp_path, "locked", "newsletter", *args, "--state", str(link))
+    try:
+        other = cli("newsletter", *args, "--state", str(state))
+    finally:
+        kill9(holder)
+    assert other.returncode == 75, other.stderr
+    assert f"pid {holder.pid} (newsletter" in other.stderr
