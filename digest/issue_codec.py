@@ -1,7 +1,10 @@
 """A published issue kept whole in the state store, so that ``digest email`` mails the issue
 the newsletter published (its papers, grouping and summaries) instead of building it again.
 
-``pack`` turns an ``Issue`` into compressed JSON and ``unpack`` gives it back equal, field
+``Kept`` is the issue with what its rendering and its mail need besides: the earlier issues
+its rising themes were judged against (a week published later, or an earlier one re-run,
+must not change them) and whether its LLM stage was degraded (the intro's fallback is not in
+the issue). ``pack`` turns it into compressed JSON and ``unpack`` gives it back equal, field
 for field, down to the paper ids each summary sentence cites. ``unpack`` returns None for
 what it cannot read (an issue kept by a later version of digest, a damaged row): the caller
 then builds the issue again, as for an issue published before issues were kept.
@@ -14,6 +17,7 @@ import json
 import logging
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from .models import (
@@ -27,23 +31,37 @@ from .models import (
     Theme,
     ThemeSummary,
 )
+from .render.rising import PastIssue, PastTheme
 
 logger = logging.getLogger("digest.issue_codec")
 
 VERSION = 1
 
 
-def pack(issue: Issue) -> bytes:
-    """``issue`` as zlib-compressed JSON, written a section at a time: a 50k issue is 64 MB
+@dataclass(frozen=True)
+class Kept:
+    """A published issue as the store keeps it."""
+
+    issue: Issue
+    compared: tuple[PastIssue, ...] = ()  # what its rising themes were judged against
+    degraded: bool = False  # part of it (a theme, the intro) was summarised offline
+    stopped: str | None = None  # why its LLM calls stopped early, if they did
+
+
+def pack(kept: Kept) -> bytes:
+    """``kept`` as zlib-compressed JSON, written a section at a time: a 50k issue is 64 MB
     of JSON, and only its compressed third is ever held whole."""
     squeeze = zlib.compressobj(1)  # level 1: ~0.6 s for a 50k issue, still about 3:1
-    packed = [squeeze.compress(piece.encode("ascii")) for piece in _json_pieces(issue)]
+    packed = [squeeze.compress(piece.encode("ascii")) for piece in _json_pieces(kept)]
     return b"".join([*packed, squeeze.flush()])
 
 
-def _json_pieces(issue: Issue) -> Iterator[str]:
-    """The JSON of ``{"version": ..., **_issue(issue)}``, in pieces of at most a section."""
-    head = _dumps({"version": VERSION, **_issue(issue)})
+def _json_pieces(kept: Kept) -> Iterator[str]:
+    """The JSON of the kept issue, in pieces of at most a section."""
+    issue = kept.issue
+    head = _dumps({"version": VERSION, **_issue(issue),
+                   "compared": [_past(past) for past in kept.compared],
+                   "degraded": kept.degraded, "stopped": kept.stopped})
     yield head[:-1] + ',"sections":['
     for number, section in enumerate(issue.sections):
         yield ("," if number else "") + _dumps(_section(section))
@@ -62,7 +80,7 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def unpack(blob: bytes) -> Issue | None:
+def unpack(blob: bytes) -> Kept | None:
     """The issue ``pack`` kept, or None when it cannot be read."""
     try:
         data = json.loads(zlib.decompress(blob).decode("utf-8"))
@@ -70,7 +88,8 @@ def unpack(blob: bytes) -> Issue | None:
             logger.warning("the issue of %s was kept by another version of digest (format %s)",
                            data.get("week"), data.get("version"))
             return None
-        return _issue_from(data)
+        return Kept(_issue_from(data), tuple(_past_from(item) for item in data["compared"]),
+                    degraded=data["degraded"], stopped=data["stopped"])
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
             AttributeError) as error:
         logger.warning("a published issue kept in the store could not be read (%s)", error)
@@ -138,6 +157,19 @@ def _text_from(data: str | list[list[Any]]) -> str:
     if isinstance(data, str):
         return data
     return CitedText([SummarySegment(text, tuple(ids)) for text, ids in data])
+
+
+def _past(past: PastIssue) -> list[Any]:
+    return [past.week, past.papers,
+            [[theme.title, list(theme.keywords), theme.papers, [list(term) for term in theme.terms]]
+             for theme in past.themes]]
+
+
+def _past_from(data: list[Any]) -> PastIssue:
+    week, papers, themes = data
+    return PastIssue(week, papers, tuple(
+        PastTheme(title, tuple(keywords), count, tuple((term, weight) for term, weight in terms))
+        for title, keywords, count, terms in themes))
 
 
 def _paper(paper: Paper) -> list[Any]:

@@ -20,7 +20,7 @@ from .batchjobs import BatchChoice, batch_step
 from .dating import catch_up_weeks
 from .errors import ConfigError, MailError
 from .llm._stats import LLMStats
-from .llm.wiring import degraded_error
+from .llm.wiring import degraded_error, degraded_part
 from .mail import MailSettings, build_message, send
 from .outputs import feed_base, parse_formats, past_issues
 from .pipeline import Options, weeks_with_records, write_issue
@@ -209,44 +209,48 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
 def _message(digest: Digest, sources: Sequence[str], options: Options, choices: MailChoices,
              store: Store, report: RunReport) -> EmailMessage:
     """The week's issue as one MIME message: with a store, the issue the newsletter published
-    for the week, as it was kept; otherwise (or for an issue published before issues were
-    kept) one built from the listings."""
-    issue = _published_issue(store, options.week, report) if choices.state else None
-    if issue is not None:
-        _refuse_degraded_issue(issue, choices.fail_on_degraded)
+    for the week, as it was kept (its rising themes too); otherwise (or for an issue
+    published before issues were kept) one built from the listings."""
+    kept = _published_issue(store, options.week, report) if choices.state else None
+    if kept is not None:
+        _refuse_degraded_issue(kept, report, choices.fail_on_degraded)
+        issue, history = kept.issue, list(kept.compared)
     else:
         built = digest.build(sources, options, store, report)
         if choices.state is not None:
             _refuse_another_issue(built.issue, store)
         _refuse_degraded(report, choices.fail_on_degraded)
         issue = built.issue
+        history = past_issues(archive_history(choices.out, store)) if choices.out else []
     renderer = Renderer(options.templates_dir)
-    history = past_issues(archive_history(choices.out, store)) if choices.out else []
     return build_message(issue, text=renderer.text(issue, history=history),
                          html=renderer.html(issue, history=history), settings=choices.mail)
 
 
-def _published_issue(store: Store, week: str, report: RunReport) -> Issue | None:
+def _published_issue(store: Store, week: str, report: RunReport) -> issue_codec.Kept | None:
     """The issue published for ``week`` as the store kept it (no listing is read again, no
     model asked), or None when there is none to mail."""
-    kept = store.kept_issue(week)
-    issue = issue_codec.unpack(kept) if kept is not None else None
-    if issue is None:
+    packed = store.kept_issue(week)
+    kept = issue_codec.unpack(packed) if packed is not None else None
+    if kept is None:
         return None
+    issue = kept.issue
     report.describe(issue)
     report.llm = LLMStats(backend=issue.backend, model=issue.model,
-                          fallback_themes=list(issue.fallback_themes)).as_dict()
+                          fallback_themes=list(issue.fallback_themes), degraded=kept.degraded,
+                          stopped=kept.stopped).as_dict()
     logger.info("mailing the issue published for %s (%d papers) as it was kept in %s",
                 week, issue.stats.papers_in_issue, store.path)
-    return issue
+    return kept
 
 
-def _refuse_degraded_issue(issue: Issue, fail_on_degraded: bool) -> None:
+def _refuse_degraded_issue(kept: issue_codec.Kept, report: RunReport,
+                           fail_on_degraded: bool) -> None:
     """The published issue is mailed as it is: a retry cannot mend one partly summarised
     offline, so ``fail_on_degraded`` refuses it for good (exit 1) and says how to mend it."""
-    if fail_on_degraded and issue.fallback_themes:
-        raise MailError(
-            f"the issue published for {issue.week} was partly summarised offline (themes: "
-            f"{', '.join(issue.fallback_themes)}), and a degraded issue is not to be mailed: "
-            f"re-run the newsletter for {issue.week} when the model answers, or mail it as "
-            "it is", setting="fail_on_degraded")
+    offline = degraded_part(report.llm) if fail_on_degraded else None
+    if offline is not None:
+        week = kept.issue.week
+        raise MailError(f"the issue published for {week} is degraded ({offline}), and a "
+                        f"degraded issue is not to be mailed: re-run the newsletter for {week} "
+                        "when the model answers, or mail it as it is", setting="fail_on_degraded")

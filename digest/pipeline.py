@@ -200,7 +200,8 @@ def write_issue(built: Built, out_dir: Path, store: Store, report: RunReport, *,
         read = built.considered
         paths = publish_issue(built.issue, built.inbox, Path(out_dir), store, formats=formats,
                               templates_dir=templates_dir, site_url=site_url,
-                              read=(read.keys, read.late) if read is not None else None)
+                              read=(read.keys, read.late) if read is not None else None,
+                              llm=report.llm)
     report.outputs.update({key: str(path) for key, path in paths.items()})
     return paths["markdown"]
 

@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from typing import Any
 from . import issue_codec
 from .dedup import published_names
 from .errors import ConfigError, StateError, StateUnavailable, TemplateError
+from .llm._stats import LLMStats
 from .models import Issue, Record
 from .outputs import (
     HistoryEntry,
@@ -43,6 +44,7 @@ from .outputs import (
     history_from_json,
     history_to_json,
     load_history,
+    past_issues,
     remove_leftovers,
     render_archive,
     render_issue,
@@ -50,6 +52,7 @@ from .outputs import (
     write_files,
 )
 from .render import Renderer
+from .render.rising import compared_issues
 from .runlock import run_lock
 from .state import Store, record_key, store_fault, templates_gone
 from .testhook import pause_at
@@ -64,14 +67,16 @@ REPORT_KEYS = {".md": "markdown", ".html": "html", ".txt": "text"}
 def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store, *,
                   formats: Sequence[str] = ("md",), templates_dir: Path | None = None,
                   site_url: str | None = None,
-                  read: tuple[Iterable[int], Iterable[int]] | None = None) -> dict[str, Path]:
+                  read: tuple[Iterable[int], Iterable[int]] | None = None,
+                  llm: Mapping[str, Any] | None = None) -> dict[str, Path]:
     """Publish ``issue`` into ``out`` as a recorded transaction; return the paths written,
     keyed as in the run report (markdown, html, text, index, feed). ``read``: the content
     keys of the records its run read, and of the late ones among them (``digest.dating``),
-    kept when the issue is out and not before: a run that fails has read nothing."""
+    kept when the issue is out and not before: a run that fails has read nothing. ``llm``:
+    the run report's LLM block, whose degraded state is kept with the issue."""
     renderer = Renderer(templates_dir)
-    files = render_issue(issue, out, formats=formats, renderer=renderer,
-                         history=archive_history(out, store))
+    history = archive_history(out, store)
+    files = render_issue(issue, out, formats=formats, renderer=renderer, history=history)
     # "Also this week" lists papers too: they count as published, so no later issue repeats them
     papers = [paper for section in issue.sections for paper in section.papers] + list(issue.also)
     texts = {path.name: text for path, text in files.items()}
@@ -85,9 +90,17 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
                "read": {"keys": list(read[0]), "late": sorted(read[1])} if read else None}
     content_hash = files_hash(texts)
     store.begin_publishing(issue.week, str(out.resolve()), content_hash, payload,
-                           issue=issue_codec.pack(issue))
+                           issue=issue_codec.pack(_kept(issue, history, llm)))
     pause_at("pending")
     return _complete(store, issue.week, out, payload)
+
+
+def _kept(issue: Issue, history: dict[str, HistoryEntry],
+          llm: Mapping[str, Any] | None) -> issue_codec.Kept:
+    stats = LLMStats.of(llm or {})
+    compared = compared_issues(issue.week, past_issues(history))
+    return issue_codec.Kept(issue, tuple(compared), degraded=stats.degraded,
+                            stopped=stats.stopped)
 
 
 def files_hash(files: dict[str, str]) -> str:

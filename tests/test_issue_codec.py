@@ -24,7 +24,7 @@ from digest.models import (
     ThemeSummary,
 )
 from digest.pipeline import Options, build_issue
-from digest.render import Renderer
+from digest.render import PastIssue, PastTheme, Renderer
 from digest.state import Store
 from tests.conftest import EXAMPLES
 from tests.render_samples import hostile_issue
@@ -59,9 +59,23 @@ def test_an_issue_of_many_sections_and_papers_is_packed_in_pieces_and_read_back_
     many = dataclasses.replace(
         issue, sections=(section,) * 3,
         also=tuple(dataclasses.replace(issue.also[0], id=f"t:{n}") for n in range(2_345)))
-    assert issue_codec.unpack(issue_codec.pack(many)) == many
-    assert issue_codec.unpack(issue_codec.pack(dataclasses.replace(many, sections=(), also=()))
-                              ) == dataclasses.replace(many, sections=(), also=())
+    assert unpacked(many) == many
+    empty = dataclasses.replace(many, sections=(), also=())
+    assert unpacked(empty) == empty
+
+
+def unpacked(issue: Issue) -> Issue:
+    kept = issue_codec.unpack(issue_codec.pack(issue_codec.Kept(issue)))
+    assert kept is not None
+    return kept.issue
+
+
+def test_what_else_is_kept_with_the_issue_survives_the_round_trip() -> None:
+    compared = (PastIssue("2026-W45", 12, (PastTheme("Qubits", ("qubit",), 7,
+                                                     (("qubit", 0.8), ("photon", 0.6))),)),
+                PastIssue("2026-W46", 3, ()))
+    kept = issue_codec.Kept(every_field_set(), compared, degraded=True, stopped="a deadline")
+    assert issue_codec.unpack(issue_codec.pack(kept)) == kept
 
 
 def segments(issue: Issue) -> list[object]:
@@ -70,7 +84,7 @@ def segments(issue: Issue) -> list[object]:
 
 def test_every_field_of_every_part_survives_the_round_trip() -> None:
     issue = every_field_set()
-    kept = issue_codec.unpack(issue_codec.pack(issue))
+    kept = unpacked(issue)
     assert kept == issue
     assert segments(kept) == segments(issue)  # CitedText compares as text: check the pieces
     assert type(kept.sections[0].summary.summary) is CitedText
@@ -95,8 +109,7 @@ def test_the_kept_issue_renders_byte_for_byte_as_the_one_published(fmt: str) -> 
     hostile, _ = hostile_issue()
     renderer = Renderer()
     for issue in (built.issue, hostile, every_field_set()):
-        kept = issue_codec.unpack(issue_codec.pack(issue))
-        assert kept is not None
+        kept = unpacked(issue)
         assert renderer.render(kept, fmt) == renderer.render(issue, fmt)
 
 
@@ -113,7 +126,7 @@ def test_what_cannot_be_read_is_none_and_a_warning(blob: bytes,
 
 def test_an_issue_kept_by_a_later_version_is_left_to_be_built_again(
         caplog: pytest.LogCaptureFixture) -> None:
-    data = json.loads(zlib.decompress(issue_codec.pack(every_field_set())))
+    data = json.loads(zlib.decompress(issue_codec.pack(issue_codec.Kept(every_field_set()))))
     data["version"] = issue_codec.VERSION + 1
     with caplog.at_level(logging.WARNING, logger="digest.issue_codec"):
         assert issue_codec.unpack(zlib.compress(json.dumps(data).encode())) is None

@@ -4,6 +4,8 @@ differ, or with a model that answers now where it did not then (stop 29 left thi
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
 import email
 import email.policy
 import json
@@ -15,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from digest.cli import app
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, SHARED_DATA
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.opsrun import cli, kill9, pending_weeks, start_paused
 from tests.test_mail import mail_env  # noqa: F401 - the fixture every test here uses
@@ -133,6 +135,33 @@ def test_a_theme_summarised_offline_is_mailed_as_published_without_asking_the_mo
     assert "re-run the newsletter for 2026-W47" in refused.stderr and refused.stdout == ""
 
 
+def intro_fails(body: dict) -> Reply | None:  # type: ignore[type-arg]
+    """The model answers the themes but not the intro (its items are [T1], [T2], ...)."""
+    asked = "\n".join(str(message.get("content")) for message in body.get("messages", []))
+    return Reply(status=400, error={"message": "no"}) if "\n[T1] " in asked else None
+
+
+def test_an_issue_whose_intro_fell_back_is_degraded_in_the_mail_report_and_refused(
+        tmp_path, monkeypatch):
+    """The kept issue forgot that its intro fell back (and the report said degraded: false
+    for fallback themes): `email --fail-on-degraded` mailed what `newsletter
+    --fail-on-degraded` refuses (a probe, this stop)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    common = [str(EXAMPLES), "--week", WEEK, "--backend", "openai", "--timeout", "5",
+              "--state", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out")]
+    with FakeOpenAI(responder=intro_fails) as server:
+        made = _llm("newsletter", *common, "--base-url", server.url)
+        assert made.exit_code == 0, made.output
+    report = tmp_path / "report.json"
+    mailed = _llm("email", *common, "--eml", "--report", str(report))
+    assert mailed.exit_code == 0, mailed.output
+    llm = json.loads(report.read_text(encoding="utf-8"))["llm"]
+    assert llm["degraded"] is True and llm["fallback_themes"] == [] and llm["calls"] == 0
+    refused = _llm("email", *common, "--eml", "--fail-on-degraded")
+    assert refused.exit_code == 1, refused.output
+    assert "(the intro fell back)" in refused.stderr and refused.stdout == ""
+
+
 def test_an_issue_a_killed_newsletter_left_pending_is_kept_and_mailed_once_finished(tmp_path):
     state, out = tmp_path / "s.sqlite", tmp_path / "out"
     common = [str(EXAMPLES), "--week", WEEK, "--backend", "offline", "--state", str(state)]
@@ -144,4 +173,44 @@ def test_an_issue_a_killed_newsletter_left_pending_is_kept_and_mailed_once_finis
     assert pending_weeks(state) == []
     with sqlite3.connect(state) as db:
         assert db.execute("SELECT issue IS NOT NULL FROM issues").fetchall() == [(1,)]
+    assert parts(mailed.stdout) == published(out)
+
+
+def arxiv_weeks(folder: Path, plan: dict[str, list[tuple[str, int]]]) -> None:
+    """One JSON-lines listing a week of real arXiv records (../shared/data), ``plan`` giving
+    each week's categories and how many of each."""
+    by_category: dict[str, list[dict[str, str]]] = {}
+    with open(SHARED_DATA / "arxiv_metadata_sample.csv", encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            by_category.setdefault(row["categories"].split()[0], []).append(row)
+    folder.mkdir()
+    for week, mix in plan.items():
+        monday = dt.date.fromisocalendar(int(week[:4]), int(week[6:]), 1)
+        rows = [row for category, count in mix for row in by_category[category][:count]]
+        for category, count in mix:
+            del by_category[category][:count]
+        (folder / f"{week}.jsonl").write_text("".join(json.dumps({
+            "title": row["title"], "abstract": row["abstract"], "arxiv_id": row["id"],
+            "published": monday.isoformat()}) + "\n" for row in rows), encoding="utf-8")
+
+
+def test_the_rising_themes_mailed_are_the_ones_published_whatever_weeks_came_since(tmp_path):
+    """The mail judged the week's rising themes against the history as it is when mailing:
+    an earlier week published afterwards (a backfill, or a re-run with other options)
+    changed "Compared with ..." and the themes listed, so the mail was not the issue
+    published (a probe, this stop). The issues compared with are kept with the issue."""
+    listings, out = tmp_path / "listings", tmp_path / "out"
+    arxiv_weeks(listings, {"2026-W45": [("astro-ph", 40), ("hep-ph", 8)],
+                           "2026-W46": [("astro-ph", 30), ("quant-ph", 10)],
+                           "2026-W47": [("quant-ph", 25), ("hep-ph", 25)]})
+    common = ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"), "--out", str(out)]
+    for week in ("2026-W46", "2026-W47", "2026-W45"):  # the last one a backfill
+        made = cli("newsletter", str(listings), "--week", week, *common,
+                   "--formats", "md,html,txt")
+        assert made.returncode == 0, made.stderr
+    text, _ = published(out)
+    assert "Compared with 2026-W46" in text  # so W45's backfill would change it
+    assert "2026-W45" in (out / ".history.json").read_text(encoding="utf-8")
+    mailed = cli("email", "--week", WEEK, *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
     assert parts(mailed.stdout) == published(out)

@@ -93,11 +93,19 @@ def degraded_error(llm: LLMStats | Mapping[str, Any]) -> LLMUnavailable | None:
     stats = LLMStats.of(llm)
     if not stats.degraded:
         return None
-    themes = stats.fallback_themes
-    which = f"themes summarised offline: {', '.join(themes)}" if themes else "the intro fell back"
     why = f" ({stats.stopped})" if stats.stopped else ""
-    return LLMUnavailable(f"the LLM stage was degraded{why}; {which}. Nothing was written: "
-                          "run again later (answers already received are cached)")
+    return LLMUnavailable(f"the LLM stage was degraded{why}; {degraded_part(stats)}. Nothing "
+                          "was written: run again later (answers already received are cached)")
+
+
+def degraded_part(llm: LLMStats | Mapping[str, Any]) -> str | None:
+    """What of a degraded issue was summarised offline ("themes summarised offline: ..." or
+    "the intro fell back"); None when nothing was."""
+    stats = LLMStats.of(llm)
+    if not stats.degraded:
+        return None
+    themes = stats.fallback_themes
+    return f"themes summarised offline: {', '.join(themes)}" if themes else "the intro fell back"
 
 
 def _seconds(value: Any) -> float | None:
@@ -105,5 +113,5 @@ def _seconds(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-__all__ = ["LLMSetup", "asks_a_model", "backend_settings", "degraded_error", "llm_setup",
-           "plan_table"]
+__all__ = ["LLMSetup", "asks_a_model", "backend_settings", "degraded_error", "degraded_part",
+           "llm_setup", "plan_table"]

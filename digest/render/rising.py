@@ -164,9 +164,7 @@ def similarity(a: Profile, b: Profile) -> float:
 def rising_themes(week: str, current: Sequence[PastTheme], history: Iterable[PastIssue],
                   ) -> Rising | None:
     """The up to ``TOP`` themes of ``current`` that grew most; None without earlier issues."""
-    earlier = sorted((past for past in history if past.week < week and past.papers
-                      and any(theme.terms for theme in past.themes)),
-                     key=lambda past: past.week)[-WINDOW:]
+    earlier = compared_issues(week, history)
     if not earlier:
         return None
     total = sum(theme.papers for theme in current) or 1
@@ -183,6 +181,14 @@ def rising_themes(week: str, current: Sequence[PastTheme], history: Iterable[Pas
                 theme.title, theme.papers, round(100 * now), round(100 * before), new)))
     found.sort(key=lambda item: -item[0])  # stable: ties keep the issue's order
     return Rising(tuple(past.week for past in earlier), tuple(item for _, item in found[:TOP]))
+
+
+def compared_issues(week: str, history: Iterable[PastIssue]) -> list[PastIssue]:
+    """The earlier issues ``week``'s rising themes are judged against, oldest first: the last
+    ``WINDOW`` before it that kept term profiles."""
+    return sorted((past for past in history if past.week < week and past.papers
+                   and any(theme.terms for theme in past.themes)),
+                  key=lambda past: past.week)[-WINDOW:]
 
 
 def matched_share(theme: PastTheme, past: PastIssue) -> float:
