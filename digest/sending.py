@@ -7,18 +7,19 @@ The sending is recorded *before* the message is handed over (week, Message-ID,
 recipients, time) and confirmed with the server's answer and the recipients it took
 after, so a run killed in between leaves an unconfirmed sending: the mail may or may not
 have gone out, and rather than risk sending it twice the next run stops (exit 1) and says
-how to check and ``resend``. Any error the delivery raises (``DigestError``: a setting, a
-refusal or a temporary failure of the whole message) means the server did not accept the
-message, so the record is removed and the retry sends; a recipient turned away
-while others were taken is left out of the record, so the retry sends to them only.
-Without a state store there is nothing to remember: every run sends.
+how to check and ``resend``; so does a sending the store could not confirm after the
+server took the message (a full disk: exit 1, saying the mail went out). Any error the
+delivery raises (``DigestError``: a setting, a refusal or a temporary failure of the whole
+message) means the server did not accept the message, so the record is removed and the
+retry sends; a recipient turned away while others were taken is left out of the record, so
+the retry sends to them only. Without a state store there is nothing to remember: every run sends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import DigestError, MailError
+from .errors import DigestError, MailError, StateError
 from .mail import Delivered, mailbox
 from .state import Store
 from .testhook import pause_at
@@ -70,5 +71,17 @@ def _deliver_recorded(store: Store | None, week: str, message_id: str,
     except DigestError:  # the server accepted no DATA: nothing went out
         store.forget_sending(sending)
         raise
-    store.finish_sending(sending, delivered.answer, delivered.accepted)
+    try:
+        store.finish_sending(sending, delivered.answer, delivered.accepted)
+    except StateError as error:  # the mail is out: a retry could only stop at the record
+        raise MailError(
+            f"the issue of {week} went out to {', '.join(delivered.accepted)} (the server "
+            f"answered {delivered.answer}), but {store.path} could not record it "
+            f"({_first_clause(error)}): do not send it again. Make the store writable; a "
+            f"later e-mail run of {week} will find this sending unconfirmed and stop") from None
     return delivered
+
+
+def _first_clause(error: StateError) -> str:
+    """What went wrong, without the store error's own advice ("... run again")."""
+    return str(error).split("; ")[0].removeprefix(f"{error.args[0].split(':')[0]}: ")

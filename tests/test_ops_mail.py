@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -260,3 +262,40 @@ def test_a_sent_mail_whose_summary_cannot_be_printed_is_recorded_and_exits_0(
     assert "standard output" in result.stderr and "was sent" in result.stderr
     assert len(handler.messages) == 1
     assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]
+
+
+class DiskFillsUp(Recorder):
+    """Takes the message, but the store's disk is full by the time the 250 is answered."""
+
+    def __init__(self, disk: Path):
+        super().__init__()
+        self.disk = disk
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        with suppress(OSError), open(self.disk / "filler", "wb") as filler:
+            for _ in range(1024):  # 256 KiB at most: the disk's size
+                filler.write(b"\0" * 1024)
+                filler.flush()
+        return await super().handle_DATA(server, session, envelope)
+
+
+def test_a_sent_mail_the_store_cannot_record_says_it_went_out_and_is_not_a_retry(
+        mail_env, smtp_server, small_disk, tmp_path):
+    """The server took the message, then the store could not confirm the sending (its disk
+    full or read-only): the run exited 75, "nothing was stored ... run again", though the
+    mail had gone out and the retry can only stop at the unconfirmed sending (a probe, this
+    stop). It exits 1 saying the mail went out and must not be sent again."""
+    built = tmp_path / "state.sqlite"
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+               "--state", str(built), "--out", str(tmp_path / "out")).returncode == 0
+    state = small_disk / "state.sqlite"  # the published week's store, on a 256 KiB disk
+    shutil.copyfile(built, state)
+    handler = DiskFillsUp(small_disk)
+    port = smtp_server(handler).port
+    first = send(state, port)
+    assert first.returncode == 1, first.stderr
+    assert "went out to team@example.org, lab@example.org" in first.stderr
+    assert "do not send it again" in first.stderr and "run again" not in first.stderr
+    again = send(state, port)
+    assert again.returncode == 1 and "interrupted before the server confirmed" in again.stderr
+    assert len(handler.messages) == 1
