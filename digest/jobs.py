@@ -192,6 +192,7 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
     with run_lock(where, command="email", week=options.week, wait_s=choices.wait_s), \
             Store(where) as store:
         if choices.state is not None:  # also with eml: the message is the issue published
+            store.check_whole()  # a damaged page can hide what was published or sent
             recover(store)  # the issue an interrupted newsletter run left pending
         sendings = store if choices.state is not None and not choices.eml else None
         to = still_to_send(sendings, options.week, choices.mail.recipients,

@@ -250,13 +250,14 @@ def _report_key(path: Path) -> str:
 def publishing_session(state_path: str | Path, out: Path, *, command: str, week: str | None,
                        wait_s: float = 0.0, new_store: bool = False,
                        dry_run: bool = False) -> Iterator[Store]:
-    """The store of a run that publishes: under the run lock, with any pending issue
-    finished, a lost store refused, and the temp files of killed runs removed (a dry
-    run writes nothing, not even the lock or a new store: it reads a copy of the store in
-    memory, and leaves a pending issue and the temp files to the next run)."""
+    """The store of a run that publishes: under the run lock, checked whole (every page read),
+    with any pending issue finished, a lost store refused, and the temp files of killed runs
+    removed (a dry run writes nothing, not even the lock or a new store: it reads a copy of
+    the store in memory, and leaves a pending issue and the temp files to the next run)."""
     require_folder(out)
     if dry_run:
         with Store.copy_of(state_path) as store:
+            store.check_whole()
             if not new_store:
                 refuse_lost_store(store, out)
             yield store
@@ -264,6 +265,7 @@ def publishing_session(state_path: str | Path, out: Path, *, command: str, week:
     with run_lock(state_path, command=command, week=week, wait_s=wait_s):
         pause_at("locked")
         with Store(state_path, new_store=new_store) as store:
+            store.check_whole()  # a damaged page can hide papers published: never guess
             recover(store)
             if not new_store:
                 refuse_lost_store(store, out)

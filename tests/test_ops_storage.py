@@ -242,6 +242,39 @@ def test_a_damaged_store_takes_no_mail_and_every_command_names_it(tmp_path):
     assert str(state) in run
 
 
+def _damage_a_table(state: Path, table: str) -> None:
+    """Scribble over a table's root page past its header, as a bad sector would: SQLite still
+    reads the page, and a query may find fewer rows than there are, without an error."""
+    with sqlite3.connect(state) as db:
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
+                          ).fetchone()[0]
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+    with state.open("r+b") as handle:
+        handle.seek(size * (root - 1) + 8)
+        handle.write(b"\x07" * 200)
+
+
+@pytest.mark.parametrize("command", ["newsletter", "email"])
+def test_a_store_whose_published_papers_are_damaged_publishes_and_mails_nothing(
+        tmp_path, command, monkeypatch):
+    """With the published table's page damaged, `digest newsletter` read no paper as
+    published and put the last week's 13 papers out again (exit 0, already_published 0):
+    only ingest checked the whole store (a probe, this stop)."""
+    monkeypatch.setenv("DIGEST_MAIL_FROM", "digest@example.org")
+    monkeypatch.setenv("DIGEST_MAIL_TO", "team@example.org")
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    args = ["--state", str(state), "--out", str(out), "--backend", "offline"]
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", *args).returncode == 0
+    _damage_a_table(state, "published")
+    later = tmp_path / "daily_papers_2026-11-24.txt"  # last week's first page, a week later
+    later.write_text((EXAMPLES / "daily_papers_2026-11-16.txt").read_text(encoding="utf-8")
+                     .replace("Nov 16", "Nov 24"), encoding="utf-8")
+    extra = ["--eml"] if command == "email" else []
+    line = one_line_error(cli(command, str(later), "--week", "2026-W48", *args, *extra), 1)
+    assert str(state) in line and "damaged" in line
+    assert not (out / "2026-W48.md").exists()
+
+
 def test_a_full_disk_under_the_store_names_its_lock_file(small_disk, tmp_path):
     """"Error: .: cannot write (No space left on device)": the run lock's label was the write
     that failed (a probe, stop 28)."""
