@@ -373,10 +373,11 @@ def email(
     week: Week = None,
     state: Annotated[Path | None, typer.Option(
         help="State store: the week's published issue is mailed as kept, or one is built "
-        "with its inbox and LLM cache; nothing is marked published \\[default: none].")] = None,
+        "with its inbox and LLM cache; nothing is marked published \\[env DIGEST_STATE, or the "
+        "config file's state; default: none].")] = None,
     out: Annotated[Path | None, typer.Option(
-        help="The newsletter's output folder: its history gives the rising themes "
-        "\\[default: none].")] = None,
+        help="The newsletter's output folder: its history gives the rising themes of an "
+        "issue built \\[the config file's out; default: none].")] = None,
     backend: Backend = None,
     model: Model = None,
     model_label: ModelLabel = None,
@@ -408,7 +409,7 @@ def email(
     _setup_logging(verbose, quiet)
     run = RunReport(week=week)
     with _handled(report, run):
-        digest = _digest(config, backend=backend, model=model,
+        digest = _digest(config, out=out, state=state, backend=backend, model=model,
                          model_label=model_label, format=fmt, max_themes=max_themes,
                          max_papers=max_papers, resolve_ids=resolve_ids, theme_backend=themes,
                          prompts=prompts,
@@ -416,7 +417,8 @@ def email(
                          mail_from=sender, mail_to=",".join(to) if to else None,
                          smtp_host=smtp_host, smtp_port=smtp_port)
         mail = _mail.mail_settings(digest.settings, sending=not eml)
-        choices = _jobs.MailChoices(mail, state, out, eml, resend, wait, fail_on_degraded)
+        choices = _jobs.MailChoices(mail, _chosen(digest, "state"), _chosen(digest, "out"), eml,
+                                    resend, wait, fail_on_degraded)
         options = digest.options(week, strict=strict, show_rest=not no_rest)
         mailed = digest.email(sources or [], options, choices, run)
         if mailed.already:
@@ -555,6 +557,14 @@ def _digest(config: Path | None, dry_run: bool = False, **flags: Any) -> Digest:
     """The library's run, from the flags given (None: not given), the environment and the
     config file: every command resolves its settings here, once."""
     return _run_of(resolve_settings(flags, config), dry_run=dry_run)
+
+
+def _chosen(digest: Digest, name: str) -> Path | None:
+    """A path setting the user chose (flag, environment or config file), or None: the e-mail
+    uses no store and no output folder unless told to."""
+    if digest.settings.origin(name).startswith("default"):
+        return None
+    return Path(digest.settings[name])
 
 
 def _require_sources(sources: list[str] | None) -> None:

@@ -299,3 +299,31 @@ def test_a_sent_mail_the_store_cannot_record_says_it_went_out_and_is_not_a_retry
     again = send(state, port)
     assert again.returncode == 1 and "interrupted before the server confirmed" in again.stderr
     assert len(handler.messages) == 1
+
+
+@pytest.mark.parametrize("where", ["env", "config"])
+def test_the_store_and_folder_given_by_env_or_config_are_the_emails_too(
+        mail_env, smtp_server, tmp_path, monkeypatch, where):
+    """`digest email` read `--state` and `--out` from its flags only: with DIGEST_STATE (or
+    `state` in the config file, which `digest config` showed as in force) every cron run
+    mailed the week again, and the config's `out` was not the rising themes' history (a
+    probe, this stop). Settings are flag > environment > config file > default."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    config = tmp_path / "digest.toml"
+    if where == "env":
+        monkeypatch.setenv("DIGEST_STATE", str(state))
+        config.write_text(f'out = "{out}"\n', encoding="utf-8")
+    else:
+        config.write_text(f'state = "{state}"\nout = "{out}"\n', encoding="utf-8")
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+               "--config", str(config)).returncode == 0
+    assert (out / "2026-W47.md").exists()
+    handler = Recorder()
+    port = str(smtp_server(handler).port)
+    runs = [cli("email", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                "--config", str(config), "--smtp-host", "127.0.0.1", "--smtp-port", port)
+            for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
+    assert "already sent" in runs[1].stdout
+    assert len(handler.messages) == 1
+    assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]
