@@ -24,7 +24,13 @@ from .llm.wiring import degraded_error, degraded_part
 from .mail import MailSettings, build_message, send
 from .outputs import feed_base, parse_formats, past_issues
 from .pipeline import Options, weeks_with_records, write_issue
-from .publishing import archive_history, publishing_session, recover, require_folder
+from .publishing import (
+    archive_history,
+    publishing_session,
+    recover,
+    refuse_lost_store,
+    require_folder,
+)
 from .render import Renderer
 from .report import RunReport
 from .runlock import run_lock
@@ -194,6 +200,8 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
         if choices.state is not None:  # also with eml: the message is the issue published
             store.check_whole()  # a damaged page can hide what was published or sent
             recover(store)  # the issue an interrupted newsletter run left pending
+            if choices.out is not None and not store.sendings():
+                refuse_lost_store(store, choices.out, mailing=True)
         sendings = store if choices.state is not None and not choices.eml else None
         to = still_to_send(sendings, options.week, choices.mail.recipients,
                            resend=choices.resend)

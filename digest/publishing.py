@@ -219,18 +219,23 @@ def archive_history(out: Path, store: Store) -> dict[str, HistoryEntry]:
     return history
 
 
-def refuse_lost_store(store: Store, out: Path) -> None:
-    """A store that knows no issue beside an output folder that has some was lost or
-    truncated: using it would publish every paper again. ``new_store`` skips this."""
+def refuse_lost_store(store: Store, out: Path, *, mailing: bool = False) -> None:
+    """A store that knows no issue beside an output folder that has some was lost, truncated
+    or mistyped: publishing with it would put every paper out again, and mailing with it
+    (``mailing``) would send weeks sent already. ``new_store`` skips this for publishing."""
     if store.issues() or store.pending():
         return
     weeks = sorted(load_history(out)) or sorted(p.stem for p in _issue_files(out))
-    if weeks:
-        raise StateError(
-            f"{store.path} holds no issue, but {out} already has {len(weeks)} "
-            f"({weeks[0]} … {weeks[-1]}): a missing or new store would publish their papers "
-            "again. Use the store those issues came from (or restore it from a backup), or "
-            "allow a new store anyway", setting="new_store")
+    if not weeks:
+        return
+    lost = f"{store.path} holds no issue, but {out} already has {len(weeks)} " \
+           f"({weeks[0]} … {weeks[-1]})"
+    if mailing:
+        raise StateError(f"{lost}: a new store knows nothing of what was sent. Give the e-mail "
+                         "the newsletter's store (or restore it from a backup)", setting="state")
+    raise StateError(f"{lost}: a missing or new store would publish their papers again. Use "
+                     "the store those issues came from (or restore it from a backup), or allow "
+                     "a new store anyway", setting="new_store")
 
 
 def _issue_files(out: Path) -> list[Path]:

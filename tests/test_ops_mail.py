@@ -327,3 +327,20 @@ def test_the_store_and_folder_given_by_env_or_config_are_the_emails_too(
     assert "already sent" in runs[1].stdout
     assert len(handler.messages) == 1
     assert [answer for _, _, answer in sendings(state)] == ["250 Message accepted"]
+
+
+def test_a_mistyped_store_beside_a_folder_of_issues_mails_nothing(mail_env, smtp_server,
+                                                                   tmp_path):
+    """`--state sate.sqlite` (for state.sqlite) made a new store and mailed a week the real
+    one had sent already (a probe, this stop): the newsletter refuses a store that knows no
+    issue beside a folder that has some, and so does the e-mail now."""
+    state, out = tmp_path / "state.sqlite", tmp_path / "out"
+    assert cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+               "--state", str(state), "--out", str(out)).returncode == 0
+    handler = Recorder()
+    port = smtp_server(handler).port
+    assert send(state, port, "--out", str(out)).returncode == 0
+    typo = send(tmp_path / "sate.sqlite", port, "--out", str(out))
+    assert typo.returncode == 1, typo.stderr
+    assert "sate.sqlite holds no issue" in typo.stderr and "new-store" not in typo.stderr
+    assert len(handler.messages) == 1
