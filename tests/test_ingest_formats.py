@@ -331,6 +331,14 @@ def test_an_author_list_reads_last_first_and_affiliations_like_a_string():
     assert _authors_read("Finn, Chelsea and Levine, Sergey") == _authors_read(listed)[:2]
 
 
+def test_an_author_object_reads_its_name_like_a_list_item():
+    """``[{"name": "Finn, Chelsea"}]`` stayed "Finn, Chelsea" where the list item
+    ``["Finn, Chelsea"]`` reads "Chelsea Finn" (a probe, this stop)."""
+    objects = [{"name": "Finn, Chelsea"}, {"fullname": "Levine, Sergey (UC Berkeley, USA)"},
+               {"name": "Pieter Abbeel"}, {"name": 42}]
+    assert _authors_read(objects) == ("Chelsea Finn", "Sergey Levine", "Pieter Abbeel", "42")
+
+
 def test_the_arxiv_listing_and_the_fields_drop_affiliations_with_one_function():
     from digest.ingest import arxiv_listing, fields
 

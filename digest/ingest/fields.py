@@ -188,8 +188,9 @@ def _first_last(name: str) -> str:
 
 
 def _author_name(author: Any) -> str:
-    if isinstance(author, Mapping):
-        return _text(author.get("name") or author.get("fullname") or "")
+    if isinstance(author, Mapping):  # {"name": "Finn, Chelsea"} reads as the name alone
+        name = author.get("name") or author.get("fullname") or ""
+        return _author_name(name) if isinstance(name, str) else _text(name)
     if isinstance(author, list):  # authors_parsed: [last, first, suffix]; "Heath," happens
         last, first, suffix = (author + ["", "", ""])[:3]
         return " ".join(str(part).strip().rstrip(",") for part in (first, last, suffix)
