@@ -317,10 +317,27 @@ def test_a_mail_of_hundreds_of_parts_tries_only_the_first_ones(tmp_path):
     path.write_bytes(_many_parts(500, listing_at=400))
     (error,) = load_sources([str(path)]).errors
     assert "500 text parts, of which the first 100 were tried" in str(error)
+    assert "not tried: parts 101-500" in str(error)
     path.write_bytes(_many_parts(500, listing_at=1))
     result = load(path)
     assert len(result.records) == 3
     assert any("500 text parts, of which the first 100" in w for w in result.warnings)
+
+
+def test_the_attachments_not_tried_are_named(tmp_path):
+    """"it has 104 attachments, of which the first 100 were tried" named none of the four
+    left: the README says the rest are named (a probe, this stop)."""
+    listing = _message(ARXIV_MAIL.read_bytes()).get_body(("plain",)).get_content()
+    parts = [f'--B\nContent-Type: text/plain\nContent-Disposition: attachment; '
+             f'filename="n{n}.txt"\n\nNote {n}.\n' for n in range(104)]
+    path = tmp_path / "attached.eml"
+    path.write_bytes((f"From: someone@example.org\nSubject: papers\nMIME-Version: 1.0\n"
+                      f'Content-Type: multipart/mixed; boundary="B"\n\n--B\nContent-Type: '
+                      f"text/plain\n\n{listing}\n" + "".join(parts) + "--B--\n").encode())
+    result = load(path)
+    (warning,) = [w for w in result.warnings if "attachments" in w]
+    assert "104 attachments, of which the first 100 were tried" in warning
+    assert "not tried: n100.txt, n101.txt, n102.txt, n103.txt" in warning
 
 
 def test_a_mail_of_thousands_of_parts_is_refused_before_it_is_parsed(tmp_path):

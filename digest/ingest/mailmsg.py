@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from email import policy
 
 from ..errors import SourceError
+from ..textsafety import untrusted_preview
 from .arxiv_listing import looks_like_arxiv_listing, parse_arxiv_listing
 from .base import Parsed, describe
 from .daily_papers import looks_like_daily_papers, parse_daily_papers
@@ -130,11 +131,25 @@ MAX_PARTS = 100
 
 def _untried(texts: list[email.message.EmailMessage],
              attached: list[email.message.EmailMessage]) -> str:
-    """What a mail of too many parts left unread, if anything."""
-    left = [f"{len(found):,} {kind}, of which the first {MAX_PARTS} were tried"
+    """What a mail of too many parts left unread, if anything, naming the parts left."""
+    left = [f"{len(found):,} {kind}, of which the first {MAX_PARTS} were tried (not tried: "
+            f"{_names(found[MAX_PARTS:])})"
             for kind, found in (("text parts", texts), ("attachments", attached))
             if len(found) > MAX_PARTS]
     return "it has " + " and ".join(left) if left else ""
+
+
+_NAMED = 10  # names of parts not tried shown at most
+
+
+def _names(parts: list[email.message.EmailMessage]) -> str:
+    """The parts' file names ("n100.txt, n101.txt and 12 more"), or their numbers among the
+    parts of their kind when some have none ("parts 101-500")."""
+    names = [part.get_filename() for part in parts]
+    if not all(names):
+        return f"parts {MAX_PARTS + 1}-{MAX_PARTS + len(parts)}"
+    shown = ", ".join(untrusted_preview(name, 80) for name in names[:_NAMED])
+    return shown + (f" and {len(names) - _NAMED:,} more" if len(names) > _NAMED else "")
 
 
 def _first_listing_body(message: email.message.EmailMessage,
