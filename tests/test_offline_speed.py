@@ -478,3 +478,13 @@ def test_a_theme_of_one_abstract_many_times_is_summarised_in_linear_work():
     everything = [_candidate(rows, tfidf, i) for i in ranking.ranked]
     assert chosen == full_scan_select(everything, [ranking.relevance[i] for i in ranking.ranked],
                                       3, 700) == picking.chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("a.!?…\"')] ”\nA")), max_size=40)
+       | st.text(max_size=40))
+def test_the_terminator_pattern_opening_on_its_class_finds_what_the_repeat_found(text):
+    """``[.!?…][.!?…]*`` (searched for its first character) is ``[.!?…]+``."""
+    plain = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+    assert ([m.span() for m in sentences._TERMINATOR.finditer(text)]
+            == [m.span() for m in plain.finditer(text)])
