@@ -140,8 +140,11 @@ def _title_name(title: str) -> str | None:
     return None
 
 
+_SPACES_AND_HYPHENS = re.compile(r"[\s-]+")
+
+
 def _squash(text: str) -> str:
-    return re.sub(r"[\s-]+", " ", text.lower())
+    return _SPACES_AND_HYPHENS.sub(" ", text.lower())
 
 
 def _find_name(name: str, sentence: str) -> int | None:
