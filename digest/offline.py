@@ -689,9 +689,20 @@ def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     another in order as Python's ``sum`` adds them."""
     import numpy as np
 
-    flat, bounds = values.tolist(), starts.tolist()
-    return np.array([sum(flat[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)],
-                    dtype=np.float64)
+    # Column by column over the rows, longest first: the k-th addition of every row that has
+    # a k-th value at once, so each row's sum is ((0 + v0) + v1) + ... as ``sum`` makes it, in
+    # as many numpy additions as the longest row has values (issue 15).
+    lengths = np.diff(starts)
+    longest_first = np.argsort(-lengths, kind="stable")
+    firsts, remaining = starts[longest_first], lengths[longest_first]
+    sums = np.zeros(len(lengths))
+    # How many rows have a k-th value, for each k: a prefix, as the rows are longest first.
+    having = np.searchsorted(-remaining, -np.arange(int(remaining.max(initial=0))))
+    for k, rows in enumerate(having.tolist()):
+        sums[:rows] += values[firsts[:rows] + k]
+    result = np.empty_like(sums)
+    result[longest_first] = sums
+    return result
 
 
 def _centroid(weights: np.ndarray, terms: np.ndarray, paper_of_entry: np.ndarray,
