@@ -565,14 +565,20 @@ _SEVERAL = "\x00"  # no term: a piece that holds the words of more than one term
 class _PieceTerms(dict[str, str]):
     """Each whitespace-separated piece of lower-case text's term: the one term of its words
     ("agents," → "agent", "LLM-based" → "llm-based"), "" for none ("(e.g.,"), ``_SEVERAL`` for
-    more. Worked out once and emptied past a bound, as ``_Terms``."""
+    more. Worked out once and emptied past a bound, as ``_Terms``; a piece longer than a word
+    ever is (made-up text: thousands of characters without a space) is not kept."""
 
     def __missing__(self, piece: str) -> str:
         if len(self) >= _TERMS_CACHED:
             self.clear()
         terms = list(filter(None, map(_TERM_OF.__getitem__, _WORD.findall(piece))))
-        term = self[piece] = terms[0] if len(terms) == 1 else _SEVERAL if terms else ""
+        term = terms[0] if len(terms) == 1 else _SEVERAL if terms else ""
+        if len(piece) <= _PIECE_CHARS_CACHED:
+            self[piece] = term
         return term
+
+
+_PIECE_CHARS_CACHED = 64
 
 
 _PIECE_TERM = _PieceTerms()

@@ -51,3 +51,9 @@ def test_a_piece_of_several_terms_is_read_word_by_word() -> None:
     assert offline._tokens("Input/output models, naïve agents") == [
         "input", "output", "model", "na", "ve", "agent"]
     assert offline._PIECE_TERM["input/output"] == offline._SEVERAL
+
+
+def test_a_piece_longer_than_a_word_is_not_kept() -> None:
+    piece = "a.b" * 1000
+    assert offline._tokens(piece) == plain_tokens(piece)
+    assert piece not in offline._PIECE_TERM
