@@ -140,8 +140,11 @@ def _title_name(title: str) -> str | None:
     return None
 
 
+_SPACES_AND_HYPHENS = re.compile(r"[\s-]+")
+
+
 def _squash(text: str) -> str:
-    return re.sub(r"[\s-]+", " ", text.lower())
+    return _SPACES_AND_HYPHENS.sub(" ", text.lower())
 
 
 def _find_name(name: str, sentence: str) -> int | None:
@@ -517,14 +520,26 @@ def content_terms(text: str) -> list[str]:
 
 
 def content_term_set(text: str) -> set[str]:
-    """``set(content_terms(text))``, each distinct word looked up once."""
-    terms = set(map(_TERM_OF.__getitem__, set(_WORD.findall(text.lower()))))
+    """``set(content_terms(text))``, each distinct piece looked up once."""
+    low = text.lower()
+    terms = set(map(_PIECE_TERM.__getitem__, set(low.split())))
+    if _SEVERAL in terms:
+        terms = set(map(_TERM_OF.__getitem__, set(_WORD.findall(low))))
     terms.discard("")
     return terms
 
 
 def _tokens(text: str) -> list[str]:
-    return list(filter(None, map(_TERM_OF.__getitem__, _WORD.findall(text.lower()))))
+    """The terms of ``_WORD``'s words of ``text``, found by piece: ``_WORD`` finds words only
+    inside the pieces that whitespace separates, so a text's words are its pieces' words, and
+    most pieces ("agents,", "(LLMs)", "LLM-based") hold one. A split and a dict look-up a
+    piece cost a fifth of the pattern's search (issue 15); a text with a piece of several
+    words ("input/output", "naïve") is read word by word."""
+    low = text.lower()
+    terms = list(filter(None, map(_PIECE_TERM.__getitem__, low.split())))
+    if _SEVERAL in terms:
+        return list(filter(None, map(_TERM_OF.__getitem__, _WORD.findall(low))))
+    return terms
 
 
 class _Terms(dict[str, str]):
@@ -544,6 +559,29 @@ class _Terms(dict[str, str]):
 
 _TERMS_CACHED = 1 << 18
 _TERM_OF = _Terms()
+_SEVERAL = "\x00"  # no term: a piece that holds the words of more than one term
+
+
+class _PieceTerms(dict[str, str]):
+    """Each whitespace-separated piece of lower-case text's term: the one term of its words
+    ("agents," → "agent", "LLM-based" → "llm-based"), "" for none ("(e.g.,"), ``_SEVERAL`` for
+    more. Worked out once and emptied past a bound, as ``_Terms``; a piece longer than a word
+    ever is (made-up text: thousands of characters without a space) is not kept."""
+
+    def __missing__(self, piece: str) -> str:
+        if len(self) >= _TERMS_CACHED:
+            self.clear()
+        terms = list(filter(None, map(_TERM_OF.__getitem__, _WORD.findall(piece))))
+        term = terms[0] if len(terms) == 1 else _SEVERAL if terms else ""
+        if len(piece) <= _PIECE_CHARS_CACHED:
+            self[piece] = term
+        return term
+
+
+_PIECE_CHARS_CACHED = 64
+
+
+_PIECE_TERM = _PieceTerms()
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
@@ -657,9 +695,20 @@ def _row_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     another in order as Python's ``sum`` adds them."""
     import numpy as np
 
-    flat, bounds = values.tolist(), starts.tolist()
-    return np.array([sum(flat[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)],
-                    dtype=np.float64)
+    # Column by column over the rows, longest first: the k-th addition of every row that has
+    # a k-th value at once, so each row's sum is ((0 + v0) + v1) + ... as ``sum`` makes it, in
+    # as many numpy additions as the longest row has values (issue 15).
+    lengths = np.diff(starts)
+    longest_first = np.argsort(-lengths, kind="stable")
+    firsts, remaining = starts[longest_first], lengths[longest_first]
+    sums = np.zeros(len(lengths))
+    # How many rows have a k-th value, for each k: a prefix, as the rows are longest first.
+    having = np.searchsorted(-remaining, -np.arange(int(remaining.max(initial=0))))
+    for k, rows in enumerate(having.tolist()):
+        sums[:rows] += values[firsts[:rows] + k]
+    result = np.empty_like(sums)
+    result[longest_first] = sums
+    return result
 
 
 def _centroid(weights: np.ndarray, terms: np.ndarray, paper_of_entry: np.ndarray,

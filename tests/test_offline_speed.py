@@ -478,3 +478,25 @@ def test_a_theme_of_one_abstract_many_times_is_summarised_in_linear_work():
     everything = [_candidate(rows, tfidf, i) for i in ranking.ranked]
     assert chosen == full_scan_select(everything, [ranking.relevance[i] for i in ranking.ranked],
                                       3, 700) == picking.chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("a.!?…\"')] ”\nA")), max_size=40)
+       | st.text(max_size=40))
+def test_the_terminator_pattern_opening_on_its_class_finds_what_the_repeat_found(text):
+    """``[.!?…][.!?…]*`` (searched for its first character) is ``[.!?…]+``."""
+    plain = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+    assert ([m.span() for m in sentences._TERMINATOR.finditer(text)]
+            == [m.span() for m in plain.finditer(text)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.floats(min_value=0, max_value=1e12, allow_subnormal=True),
+                         max_size=40), max_size=30))
+def test_row_sums_add_each_row_in_order_as_sum_does(rows):
+    """The column-by-column row sums are Python's ``sum`` of each row, bit for bit."""
+    import numpy as np
+
+    values = np.array([v for row in rows for v in row], dtype=np.float64)
+    starts = np.concatenate(([0], np.cumsum([len(row) for row in rows]))).astype(np.int64)
+    assert offline._row_sums(values, starts).tolist() == [float(sum(row)) for row in rows]

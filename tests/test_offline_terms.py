@@ -35,3 +35,25 @@ def test_tokens_of_the_seeds_are_the_plain_rule_across_a_cache_reset(
         assert offline._tokens(paper.abstract) == plain_tokens(paper.abstract)
         assert len(offline._TERM_OF) <= 50
     offline._TERM_OF.clear()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab-'/.,()é\u00f6\u0130 \t\n\u00a0\u2009\u2013s0"))
+               | st.characters(), max_size=60))
+def test_terms_found_by_piece_are_the_plain_rule(text: str) -> None:
+    """The terms found piece by piece (and word by word when a piece holds several: "a/b",
+    "naïve") are the pattern's, for every kind of space, dash, accent and case."""
+    assert offline._tokens(text) == plain_tokens(text)
+    assert offline.content_term_set(text) == set(plain_tokens(text))
+
+
+def test_a_piece_of_several_terms_is_read_word_by_word() -> None:
+    assert offline._tokens("Input/output models, naïve agents") == [
+        "input", "output", "model", "na", "ve", "agent"]
+    assert offline._PIECE_TERM["input/output"] == offline._SEVERAL
+
+
+def test_a_piece_longer_than_a_word_is_not_kept() -> None:
+    piece = "a.b" * 1000
+    assert offline._tokens(piece) == plain_tokens(piece)
+    assert piece not in offline._PIECE_TERM
