@@ -225,6 +225,8 @@ def _message(digest: Digest, sources: Sequence[str], options: Options, choices: 
         _refuse_degraded_issue(kept, report, choices.fail_on_degraded)
         issue, history = kept.issue, list(kept.compared)
     else:
+        if choices.state is not None:
+            _refuse_unpublished_week(store, options.week)
         built = digest.build(sources, options, store, report)
         if choices.state is not None:
             _refuse_another_issue(built.issue, store)
@@ -251,6 +253,18 @@ def _published_issue(store: Store, week: str, report: RunReport) -> issue_codec.
     logger.info("mailing the issue published for %s (%d papers) as it was kept in %s",
                 week, issue.stats.papers_in_issue, store.path)
     return kept
+
+
+def _refuse_unpublished_week(store: Store, week: str) -> None:
+    """A store whose newsletter publishes issues mails only those: a week it has not
+    published (yet: a catch-up stopped before it, its listing is late) would go out as
+    another issue, and be recorded as sent before its own issue is published. A store that
+    publishes nothing (mail only) builds the week's issue."""
+    weeks = [row["week"] for row in store.issues()]
+    if weeks and week not in weeks:
+        raise MailError(f"the issue of {week} is not published: the newsletter of "
+                        f"{store.path} has published up to {weeks[-1]}. Publish {week} with "
+                        "the newsletter first, then mail it")
 
 
 def _refuse_degraded_issue(kept: issue_codec.Kept, report: RunReport,

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from digest.cli import app
 from tests.conftest import EXAMPLES, SHARED_DATA
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.opsrun import cli, kill9, pending_weeks, start_paused
+from tests.opsrun import cli, kill9, pending_weeks, start_paused, week_listing
 from tests.test_mail import mail_env  # noqa: F401 - the fixture every test here uses
 
 pytestmark = pytest.mark.usefixtures("mail_env")
@@ -214,3 +214,26 @@ def test_the_rising_themes_mailed_are_the_ones_published_whatever_weeks_came_sin
     mailed = cli("email", "--week", WEEK, *common, "--eml")
     assert mailed.returncode == 0, mailed.stderr
     assert parts(mailed.stdout) == published(out)
+
+
+def test_a_week_the_newsletter_has_not_published_is_not_mailed_from_its_store(tmp_path):
+    """After a catch-up that wrote only 2026-W46, the cron line's `email --week 2026-W47`
+    built and sent a "no papers this week" issue and recorded W47 as sent; the real W47
+    issue, published when its listing came, was then never mailed (a probe, this stop).
+    A store whose newsletter publishes issues mails only what it published."""
+    listings = tmp_path / "in"
+    week_listing(listings, "2026-W46", 2)
+    common = ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+              "--out", str(tmp_path / "out")]
+    assert cli("newsletter", str(listings), "--catch-up", "--week", WEEK, *common
+               ).returncode == 0
+    assert not (tmp_path / "out" / f"{WEEK}.md").exists()
+    early = cli("email", str(listings), "--week", WEEK, *common, "--eml")
+    assert early.returncode == 1, early.stderr
+    assert "2026-W47 is not published" in early.stderr and early.stdout == ""
+    week_listing(listings, WEEK, 1)
+    assert cli("newsletter", str(listings), "--catch-up", "--week", WEEK, *common
+               ).returncode == 0
+    mailed = cli("email", str(listings), "--week", WEEK, *common, "--eml")
+    assert mailed.returncode == 0, mailed.stderr
+    assert "Paper 2026W47n0" in mailed.stdout
