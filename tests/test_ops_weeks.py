@@ -296,3 +296,36 @@ def test_an_issue_published_before_the_store_kept_what_it_read_lends_no_late_rec
     assert "whose issue is out" not in w46.stderr
     assert issue_papers((out / "2026-W46.md").read_text()) == 4
     assert _report(tmp_path)["records_other_weeks"] == 5
+
+
+def test_a_paper_listed_again_under_a_title_it_was_also_listed_as_is_known_as_published(
+        tmp_path):
+    """Week 46 merged "Sparse Mixture Routing for Efficient Speech Recognition" (with its arXiv
+    id) and the same paper listed without the id as "... Efficient Streaming Speech
+    Recognition", shown "also listed as"; week 47's listing of the second title went out
+    again as a new paper: the store knew only the id and the first title (a probe, this
+    stop; 19 papers over ten weeks of the arXiv sample)."""
+    abstract = ("We route each frame of speech to a sparse mixture of experts chosen by a "
+                "learned gate, and halve the cost of streaming recognition at equal word error "
+                "rate on three public benchmarks.")
+    other = ("Graph neural networks predict the folding pathways of small proteins from their "
+             "contact maps, and we release a benchmark of ten thousand folding trajectories.")
+    listings = tmp_path / "in"
+    listings.mkdir()
+    (listings / "w46.jsonl").write_text("\n".join(json.dumps(record) for record in [
+        {"id": "2611.01234", "title": "Sparse Mixture Routing for Efficient Speech Recognition",
+         "abstract": abstract, "date": "2026-11-10"},
+        {"title": "Sparse Mixture Routing for Efficient Streaming Speech Recognition",
+         "abstract": abstract, "date": "2026-11-11"},
+        {"title": "Folding Pathways from Contact Maps", "abstract": other,
+         "date": "2026-11-12"}]) + "\n", encoding="utf-8")
+    (listings / "w47.jsonl").write_text(json.dumps(
+        {"title": "Sparse Mixture Routing for Efficient Streaming Speech Recognition",
+         "abstract": abstract, "date": "2026-11-17"}) + "\n", encoding="utf-8")
+    common = ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+              "--out", str(tmp_path / "out"), "--report", str(tmp_path / "r.json")]
+    assert cli("newsletter", str(listings), "--week", "2026-W46", *common).returncode == 0
+    assert "also listed as" in (tmp_path / "out" / "2026-W46.md").read_text(encoding="utf-8")
+    assert cli("newsletter", str(listings), "--week", "2026-W47", *common).returncode == 0
+    counts = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["counts"]
+    assert (counts["papers_in_issue"], counts["already_published"]) == (0, 1)

@@ -69,10 +69,13 @@ def _other_titles(cluster: Sequence[Record], title: str, keys: Sequence[str],
 
 def published_names(paper: Paper) -> tuple[str, ...]:
     """What the state store records for a published paper: its id and, for a paper with an
-    arXiv id, ``~`` + its title id, so a later listing of it without the id is known."""
+    arXiv id, ``~`` + its title id, so a later listing of it without the id is known; and
+    ``~`` + the title id of every other title its listings gave it ("also listed as"), so a
+    later listing under one of those without the id is known too."""
+    others = tuple("~" + paper_id(None, title) for title in paper.also_listed_as)
     if paper.arxiv_id:
-        return paper.id, "~" + paper_id(None, paper.title)
-    return (paper.id,)
+        return paper.id, "~" + paper_id(None, paper.title), *others
+    return (paper.id, *others)
 
 
 def known_names(paper: Paper) -> tuple[str, ...]:
