@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from digest.dedup._keys import Markers
 from digest.dedup._shingles import Packed, token_hash
+from digest.models import Record, Sighting
 
 _rows = st.lists(st.lists(st.sampled_from(["graph", "model", "graphs", "a", "é", "x y", "ü",
                                            "learning", "\ud800", "7b", ""]), max_size=12),
@@ -138,18 +139,48 @@ def _regex_words(abstract: str) -> list[str]:
     return re.findall(r"\w+", unicodedata.normalize("NFKC", abstract).casefold())
 
 
+def _decoded(words: list[bytes]) -> list[str]:
+    return [word.decode("utf-8", "surrogatepass") for word in words]
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
-       | st.text(max_size=40))
+       | st.text(max_size=40)
+       | st.lists(st.sampled_from(["Café", "naïve", "–", "×", "Ǆ", "ﬁ", "ß", "İ", "x²", "Ⅻ",
+                                   "\u00a0", "\u2009", "\ud800", "_", "-", "A", "b7", " ", "\n"]),
+                  max_size=30).map("".join))
 def test_abstract_words_are_the_regex_words(text):
     from digest.dedup._keys import abstract_words
-    assert abstract_words(text) == _regex_words(text)
+    assert _decoded(abstract_words(text)) == _regex_words(text)
 
 
 def test_abstract_words_of_every_ascii_character():
     from digest.dedup._keys import abstract_words
     text = "".join(map(chr, range(128))) + " Graph-based LLMs_v2, i.e. 3.5x faster!"
-    assert abstract_words(text) == _regex_words(text)
+    assert _decoded(abstract_words(text)) == _regex_words(text)
+    assert _decoded(abstract_words(text + " café")) == _regex_words(text + " café")
+
+
+def test_a_word_hashes_alike_as_text_and_as_bytes():
+    assert token_hash("naïve") == token_hash("naïve".encode()) != token_hash("naive")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["", "Withdrawn.", "We study graphs of graphs and trees here",
+                                 "Café naïve models – all of them, again and again and again",
+                                 "A B C D E F G H I J K L M N O P"]), max_size=12))
+def test_records_with_one_abstract_get_one_row(abstracts):
+    """Each distinct abstract is read once; every record gets the row of its text."""
+    from digest.dedup import _abstract_words
+    from digest.dedup._boilerplate import known_notice
+    from digest.dedup._keys import abstract_words
+    from digest.dedup._near import abstract_content
+    records = [Record(title=f"T{n}", abstract=text, sighting=Sighting("s", n))
+               for n, text in enumerate(abstracts)]
+    packed = _abstract_words(records)
+    expected = [[] if known_notice(text) else abstract_content(abstract_words(text))
+                for text in abstracts]
+    assert _hash_rows(packed) == [token_hashes(row) for row in expected]
 
 
 _markers = st.builds(

@@ -110,9 +110,14 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
 
 
 def _abstract_words(records: list[Record]) -> Packed:
-    """Hashed content words of each abstract; none for a known notice."""
-    return Packed.of_tokens(() if known_notice(r.abstract)
-                            else abstract_content(abstract_words(r.abstract)) for r in records)
+    """Hashed content words of each abstract; none for a known notice. Each distinct abstract
+    is read once (listings of one paper repeat it), its row given to every record with it."""
+    row_of: dict[str, int] = {}
+    rows = [row_of.setdefault(r.abstract, len(row_of)) for r in records]
+    distinct = Packed.of_tokens(() if known_notice(abstract)
+                                else abstract_content(abstract_words(abstract))
+                                for abstract in row_of)
+    return distinct if len(row_of) == len(records) else distinct.subset(rows)
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,

@@ -90,6 +90,7 @@ this those through to too under until up very was we were what when where which 
 will with would you your towards toward via using based new
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
+_STOPWORD_BYTES = frozenset(word.encode() for word in STOPWORDS)
 
 
 def content_words(words: Iterable[str]) -> frozenset[str]:
@@ -177,9 +178,10 @@ class Side:
                      for stem in (singular(word),))
 
 
-def abstract_content(words: Iterable[str]) -> list[str]:
-    """What abstracts are compared on: their content words."""
-    return list(filterfalse(STOPWORDS.__contains__, words))
+def abstract_content(words: Iterable[bytes]) -> list[bytes]:
+    """What abstracts are compared on: their content words (UTF-8, as ``abstract_words``
+    gives them)."""
+    return list(filterfalse(_STOPWORD_BYTES.__contains__, words))
 
 
 # Candidates -----------------------------------------------------------------------------
