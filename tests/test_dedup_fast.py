@@ -405,3 +405,41 @@ def test_title_conflict_is_the_word_by_word_one(titles_a, titles_b, abstract_a, 
                  size=words.packed.size(i), sets=words)
             for i, titles in enumerate((titles_a, titles_b)))
     assert title_conflict(a, b) == _plain_title_conflict(a, b)
+
+
+def _everything_may_confirm(sides, pairs, shared):
+    return list(range(len(pairs)))
+
+
+_title_words = st.lists(st.sampled_from(["Graph", "graphs", "Modeling", "modelling", "of", "the",
+                                         "Supervised", "unsupervised", "Part", "II", "2024",
+                                         "Widget", "Layouts", "Ünïcode", "a", "LLM", "LLMs"]),
+                        min_size=1, max_size=6).map(" ".join)
+_abstract_words = st.lists(st.sampled_from([f"w{n}" for n in range(30)] + ["the", "of"]),
+                           max_size=40).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_title_words, _abstract_words), max_size=25))
+def test_pairs_left_out_before_confirming_are_pairs_confirm_rejects(listed):
+    """``may_confirm`` only spares work: the merges are those of confirming every pair."""
+    from digest.dedup import deduplicate
+    records = [Record(title=title, abstract=abstract, sighting=Sighting("s", n))
+               for n, (title, abstract) in enumerate(listed)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("digest.dedup.may_confirm", _everything_may_confirm)
+        every = deduplicate(records)
+    assert deduplicate(records) == every
+
+
+def test_the_evaluation_set_merges_as_when_every_pair_is_confirmed(seeds):
+    from digest.dedup import deduplicate
+    from digest.ingest import load_sources
+
+    from .fixtures.dedup.evalset import build_evalset, hard_cases
+    records = [item.record for item in build_evalset(load_sources([str(seeds)]).records, seed=5)]
+    records += [item.record for item in hard_cases()]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("digest.dedup.may_confirm", _everything_may_confirm)
+        every = deduplicate(records)
+    assert deduplicate(records) == every

@@ -47,6 +47,7 @@ from ._near import (
     boilerplate_sides,
     candidate_pairs,
     confirm,
+    may_confirm,
 )
 from ._shingles import Packed
 
@@ -156,7 +157,8 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
     templates = boilerplate_sides(sides, pairs, evidence, shared)
     sides = evidence.sides = [replace(side, boilerplate=True) if n in templates else side
                               for n, side in enumerate(sides)]
-    verdicts = _verdicts(sides, pairs, clusters, evidence)
+    possible = [pairs[k] for k in may_confirm(sides, pairs, shared)]
+    verdicts = _verdicts(sides, possible, clusters, evidence)
     groups = NearGroups(sides, {(v[3], v[4]): v[5] for v in verdicts}, evidence)
     for _, first, second, i, j, verdict in sorted(verdicts, key=lambda v: v[:3]):
         # earlier merges may have ruled this one out; every pair across must agree
