@@ -132,6 +132,7 @@ class Packed:
         digits, spaces), each trigram is a number in numpy, three letters of an alphabet
         that small, and only each distinct trigram becomes a string, to be hashed."""
         import numpy as np
+        from scipy import sparse
         points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"),
                                dtype=np.uint32)
         seen = np.zeros(0x110000, dtype=bool)
@@ -148,9 +149,13 @@ class Packed:
         codes = (letters[first] * size + letters[first + 1]) * size + letters[first + 2]
         present = np.bincount(codes, minlength=size ** 3) > 0
         number_of = np.cumsum(present) - 1
-        keys = distinct_sorted(np.repeat(np.arange(len(texts)), counts) * size ** 3 + codes)
-        rows, codes = np.divmod(keys, size ** 3)
-        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(texts)))])
+        # each text's distinct codes in order: scipy sorts within each row (a title's ~60),
+        # where one sort of all (row, code) keys took 0.2 s at 50k titles
+        rows = sparse.csr_matrix((np.ones(len(codes), dtype=np.int32), codes,
+                                  np.concatenate([[0], np.cumsum(counts)])),
+                                 shape=(len(texts), size ** 3))
+        rows.sum_duplicates()
+        codes, offsets = rows.indices, rows.indptr
         trigrams = ("".join(map(chr, alphabet[[c // size // size, c // size % size, c % size]]))
                     for c in np.flatnonzero(present).tolist())
         table = _hashes_of(trigrams, int(present.sum()))
