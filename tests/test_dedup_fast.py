@@ -443,3 +443,24 @@ def test_the_evaluation_set_merges_as_when_every_pair_is_confirmed(seeds):
         patch.setattr("digest.dedup.may_confirm", _everything_may_confirm)
         every = deduplicate(records)
     assert deduplicate(records) == every
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "2401.1", "2401.2"]), _markers),
+                min_size=1, max_size=10),
+       st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=6))
+def test_may_join_is_can_join_of_every_pair(listed, joins):
+    """Exact for clusters of one markers' value; never False where ``can_join`` is True."""
+    from digest.dedup._clusters import Clusters
+    records = [Record(title="T", abstract="", sighting=Sighting("s", n), arxiv_id=arxiv_id)
+               for n, (arxiv_id, _) in enumerate(listed)]
+    clusters = Clusters(records, [markers for _, markers in listed])
+    for i, j in joins:
+        if i < len(records) and j < len(records):
+            clusters.join(i, j, "title")  # whatever can_join says: clusters of several values
+    pairs = [(i, j) for i in range(len(records)) for j in range(len(records))]
+    got = clusters.may_join(np.array([i for i, _ in pairs]), np.array([j for _, j in pairs]))
+    for (i, j), may in zip(pairs, got.tolist(), strict=True):
+        one_value = all(len(clusters._markers[clusters.find(k)]) == 1 for k in (i, j))
+        can = clusters.can_join(i, j)
+        assert may == can if one_value else may or not can

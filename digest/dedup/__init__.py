@@ -169,8 +169,15 @@ def _join_near(records: list[Record], loose: list[str], clusters: Clusters,
 def _verdicts(sides: list[Side], pairs: list[tuple[int, int]], clusters: Clusters,
               evidence: Evidences) -> list[tuple[float, int, int, int, int, Verdict]]:
     """The confirmed candidate pairs, strongest first once sorted."""
-    verdicts = []
-    for i, j in pairs:
+    import numpy as np
+    verdicts: list[tuple[float, int, int, int, int, Verdict]] = []
+    if not pairs:
+        return verdicts
+    record = np.array([side.record for side in sides], dtype=np.int64)
+    first, second = np.array(pairs, dtype=np.int64).T
+    joinable = clusters.may_join(record[first], record[second])
+    for k in np.flatnonzero(joinable).tolist():
+        i, j = pairs[k]
         a, b = sides[i], sides[j]
         if clusters.can_join(a.record, b.record) and (verdict := confirm(
                 a, b, evidence.of(i, j, keep=False))):
