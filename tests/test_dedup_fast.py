@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from digest.dedup._keys import Markers
 from digest.dedup._shingles import Packed, token_hash
+from digest.models import Record, Sighting
 
 _rows = st.lists(st.lists(st.sampled_from(["graph", "model", "graphs", "a", "é", "x y", "ü",
                                            "learning", "\ud800", "7b", ""]), max_size=12),
@@ -138,18 +139,48 @@ def _regex_words(abstract: str) -> list[str]:
     return re.findall(r"\w+", unicodedata.normalize("NFKC", abstract).casefold())
 
 
+def _decoded(words: list[bytes]) -> list[str]:
+    return [word.decode("utf-8", "surrogatepass") for word in words]
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
-       | st.text(max_size=40))
+       | st.text(max_size=40)
+       | st.lists(st.sampled_from(["Café", "naïve", "–", "×", "Ǆ", "ﬁ", "ß", "İ", "x²", "Ⅻ",
+                                   "\u00a0", "\u2009", "\ud800", "_", "-", "A", "b7", " ", "\n"]),
+                  max_size=30).map("".join))
 def test_abstract_words_are_the_regex_words(text):
     from digest.dedup._keys import abstract_words
-    assert abstract_words(text) == _regex_words(text)
+    assert _decoded(abstract_words(text)) == _regex_words(text)
 
 
 def test_abstract_words_of_every_ascii_character():
     from digest.dedup._keys import abstract_words
     text = "".join(map(chr, range(128))) + " Graph-based LLMs_v2, i.e. 3.5x faster!"
-    assert abstract_words(text) == _regex_words(text)
+    assert _decoded(abstract_words(text)) == _regex_words(text)
+    assert _decoded(abstract_words(text + " café")) == _regex_words(text + " café")
+
+
+def test_a_word_hashes_alike_as_text_and_as_bytes():
+    assert token_hash("naïve") == token_hash("naïve".encode()) != token_hash("naive")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["", "Withdrawn.", "We study graphs of graphs and trees here",
+                                 "Café naïve models – all of them, again and again and again",
+                                 "A B C D E F G H I J K L M N O P"]), max_size=12))
+def test_records_with_one_abstract_get_one_row(abstracts):
+    """Each distinct abstract is read once; every record gets the row of its text."""
+    from digest.dedup import _abstract_words
+    from digest.dedup._boilerplate import known_notice
+    from digest.dedup._keys import abstract_words
+    from digest.dedup._near import abstract_content
+    records = [Record(title=f"T{n}", abstract=text, sighting=Sighting("s", n))
+               for n, text in enumerate(abstracts)]
+    packed = _abstract_words(records)
+    expected = [[] if known_notice(text) else abstract_content(abstract_words(text))
+                for text in abstracts]
+    assert _hash_rows(packed) == [token_hashes(row) for row in expected]
 
 
 _markers = st.builds(
@@ -374,3 +405,82 @@ def test_title_conflict_is_the_word_by_word_one(titles_a, titles_b, abstract_a, 
                  size=words.packed.size(i), sets=words)
             for i, titles in enumerate((titles_a, titles_b)))
     assert title_conflict(a, b) == _plain_title_conflict(a, b)
+
+
+def _everything_may_confirm(sides, pairs, shared):
+    return list(range(len(pairs)))
+
+
+_title_words = st.lists(st.sampled_from(["Graph", "graphs", "Modeling", "modelling", "of", "the",
+                                         "Supervised", "unsupervised", "Part", "II", "2024",
+                                         "Widget", "Layouts", "Ünïcode", "a", "LLM", "LLMs"]),
+                        min_size=1, max_size=6).map(" ".join)
+_abstract_words = st.lists(st.sampled_from([f"w{n}" for n in range(30)] + ["the", "of"]),
+                           max_size=40).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_title_words, _abstract_words), max_size=25))
+def test_pairs_left_out_before_confirming_are_pairs_confirm_rejects(listed):
+    """``may_confirm`` only spares work: the merges are those of confirming every pair."""
+    from digest.dedup import deduplicate
+    records = [Record(title=title, abstract=abstract, sighting=Sighting("s", n))
+               for n, (title, abstract) in enumerate(listed)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("digest.dedup.may_confirm", _everything_may_confirm)
+        every = deduplicate(records)
+    assert deduplicate(records) == every
+
+
+def test_the_evaluation_set_merges_as_when_every_pair_is_confirmed(seeds):
+    from digest.dedup import deduplicate
+    from digest.ingest import load_sources
+
+    from .fixtures.dedup.evalset import build_evalset, hard_cases
+    records = [item.record for item in build_evalset(load_sources([str(seeds)]).records, seed=5)]
+    records += [item.record for item in hard_cases()]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("digest.dedup.may_confirm", _everything_may_confirm)
+        every = deduplicate(records)
+    assert deduplicate(records) == every
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "2401.1", "2401.2"]), _markers),
+                min_size=1, max_size=10),
+       st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=6))
+def test_may_join_is_can_join_of_every_pair(listed, joins):
+    """Exact for clusters of one markers' value; never False where ``can_join`` is True."""
+    from digest.dedup._clusters import Clusters
+    records = [Record(title="T", abstract="", sighting=Sighting("s", n), arxiv_id=arxiv_id)
+               for n, (arxiv_id, _) in enumerate(listed)]
+    clusters = Clusters(records, [markers for _, markers in listed])
+    for i, j in joins:
+        if i < len(records) and j < len(records):
+            clusters.join(i, j, "title")  # whatever can_join says: clusters of several values
+    pairs = [(i, j) for i in range(len(records)) for j in range(len(records))]
+    got = clusters.may_join(np.array([i for i, _ in pairs]), np.array([j for _, j in pairs]))
+    for (i, j), may in zip(pairs, got.tolist(), strict=True):
+        one_value = all(len(clusters._markers[clusters.find(k)]) == 1 for k in (i, j))
+        can = clusters.can_join(i, j)
+        assert may == can if one_value else may or not can
+
+
+def test_dedup_leaves_the_garbage_collector_as_it_found_it():
+    """No collection while dedup runs; enabled or not afterwards as before, even on an error."""
+    import gc
+
+    from digest import dedup
+    records = [Record(title="A title", abstract="", sighting=Sighting("s", 1))]
+    seen = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dedup, "_result", lambda *args: seen.append(gc.isenabled()) or 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            dedup.deduplicate(records)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        dedup.deduplicate(records)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -395,3 +395,22 @@ def test_term_counts_are_sklearns_count_vectorizer_to_the_entry_order(size, seed
         assert np.array_equal(getattr(ours.matrix, part), getattr(theirs, part)), part
     in_title = (vectorizer.transform(titles) > 0).astype(np.float64).tocsr()
     assert (ours.in_title != in_title).nnz == 0
+
+
+_text_pieces = st.lists(st.sampled_from([
+    "Deep", "deep", "DEEP", "learning", "Learning", "reinforcement", "X", "ray", "x", "q",
+    "two", "dimensional", "-", "--", " ", "  ", "\n", "_", ".", ",", "(", "3", "2d", "ß", "é",
+    "\u212a", "\u017f", "\u0131", "\u0130", "k", "s", "i", "Ünï", "–", "deep-learning",
+    "x-ray", "X-Ray", "re-inforcement", "learningx"]), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["deep learning", "learning", "ray", "dimensional", "x", "deep",
+                        "reinforcement learning", "k", "s i", "2d", "deep-learning", "Deep"]),
+       _text_pieces)
+def test_surface_matches_are_the_regex_search_ones(term, text):
+    """``_found`` tries the pattern only where a match can start: the same matches."""
+    from digest.themes._label import _found, _surface_pattern
+    pattern = _surface_pattern(term)
+    assert [(m.span(), m.groups()) for m in _found(pattern, term, text)] == [
+        (m.span(), m.groups()) for m in pattern.finditer(text)]

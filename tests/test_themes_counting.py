@@ -112,3 +112,22 @@ def test_stop_words_only_count_nothing():
 def test_the_non_ascii_runs_are_the_plain_patterns(text):
     """The pattern starts with a character set so that ``re`` scans for it."""
     assert _text._NON_ASCII.findall(text) == re.findall(r"[^\x00-\x7f]+", text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 9)), max_size=60), st.booleans())
+def test_row_counts_are_the_counts_of_each_row_and_column(entries, in_order):
+    """Rows in order are counted by scipy; any order by one sort: the plain tally either way."""
+    from collections import Counter
+
+    from digest.themes._term_codes import row_counts
+    if in_order:
+        entries = sorted(entries, key=lambda entry: entry[0])
+    rows = np.array([row for row, _ in entries], dtype=np.int64)
+    columns = np.array([column for _, column in entries], dtype=np.int64)
+    flat, counts, sizes = row_counts(rows, columns, 7)
+    tally = sorted(Counter(entries).items())
+    assert flat.tolist() == [column for (_, column), _ in tally]
+    assert counts.tolist() == [count for _, count in tally]
+    assert sizes.tolist() == [sum(1 for (row, _), _ in tally if row == r) for r in range(7)]
+    assert (flat.dtype, counts.dtype, sizes.dtype) == (np.intc, np.intc, np.int64)

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..models import Record
 from ._keys import Markers
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,40 @@ class Clusters:
             (mine,), (other,) = ours, theirs
             return mine is other or mine.compatible(other)  # one object per distinct value
         return all(m.compatible(n) for m in ours for n in theirs)
+
+    def may_join(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """``can_join`` of the record pairs ``(first[k], second[k])`` at once, in numpy: each
+        cluster's arXiv ids and its markers' kinds, parts and numbers become numbers compared
+        as ``can_join`` compares them. The markers of a cluster of several markers' values
+        are left to ``can_join`` (they pass here)."""
+        import numpy as np
+        records = np.unique(np.concatenate([first, second]))
+        numbering: dict[object, int] = {}
+        keys = np.array([self._keys(record, numbering) for record in records.tolist()],
+                        dtype=np.int64).reshape(-1, 5)
+        a, b = keys[np.searchsorted(records, first)].T, keys[np.searchsorted(records, second)].T
+        root, ids, kinds, parts, numbers = range(5)
+        ids_agree = (a[ids] < 0) | (b[ids] < 0) | (a[ids] == b[ids])
+        markers_agree = ((a[kinds] == b[kinds]) & (a[parts] == b[parts])
+                         & ((a[numbers] < 0) | (b[numbers] < 0) | (a[numbers] == b[numbers])))
+        several = (a[kinds] < 0) | (b[kinds] < 0)
+        return (a[root] == b[root]) | (ids_agree & (markers_agree | several))
+
+    def _keys(self, record: int, numbering: dict[object, int]) -> tuple[int, int, int, int, int]:
+        """The root of ``record``'s cluster, and numbers for its arXiv ids, markers' kinds,
+        parts and numbers (-1: none; kinds -1: several markers' values)."""
+        def number(value: object) -> int:
+            return numbering.setdefault(value, len(numbering))
+
+        root = self.find(record)
+        ids = self._ids.get(root)
+        markers = self._markers[root]
+        if len(markers) != 1:
+            return root, number(frozenset(ids)) if ids else -1, -1, -1, -1
+        (only,) = markers
+        return (root, number(frozenset(ids)) if ids else -1, number(("kinds", only.kinds)),
+                number(("parts", only.parts)),
+                number(("numbers", only.numbers)) if only.numbers else -1)
 
     def join(self, i: int, j: int, rule: str, score: float = 1.0, detail: str = "") -> None:
         """Merge the clusters of ``i`` and ``j`` (the caller checked ``can_join`` if it must)."""

@@ -32,9 +32,12 @@ _LOOKALIKES = str.maketrans({
 _LATIN = re.compile(r"[a-z]")
 _WORD = re.compile(r"\w+")
 _DIGITS = re.compile(r"\d+")  # in a loose title "Qwen2.5" is "qwen2 5"
-# In ASCII text ``\w`` is letters, digits and "_": everything else separates words, as the
-# spaces it becomes do for ``str.split`` (translating ASCII is one C pass, no regex scan).
-_ASCII_NON_WORD = str.maketrans({c: " " for c in range(128) if not _WORD.fullmatch(chr(c))})
+# In ASCII text ``\w`` is letters, digits and "_": every other ASCII byte separates words, as
+# the spaces it becomes do for ``bytes.split``, and capitals become small letters (one C pass
+# over the bytes, no regex scan). Bytes of UTF-8 sequences stay as they are.
+_ASCII_NON_WORD = bytes.maketrans(bytes(range(128)), bytes(
+    (c if _WORD.fullmatch(chr(c)) else 32) if not chr(c).isupper() else c + 32
+    for c in range(128)))
 
 # Words that make a text about another paper rather than the paper itself.
 _KIND_WORDS = {
@@ -101,11 +104,25 @@ def blemishes(title: str) -> int:
     return sum(marks)
 
 
-def abstract_words(abstract: str) -> list[str]:
-    """The words of an abstract, casefolded, in order."""
+def abstract_words(abstract: str) -> list[bytes]:
+    """The words of an abstract (runs of word characters), NFKC and casefolded, in order, as
+    UTF-8: bytes split faster than text, and an abstract's words are only hashed."""
     if abstract.isascii():  # NFKC and casefold change nothing more than lower() there
-        return abstract.lower().translate(_ASCII_NON_WORD).split()
-    return _WORD.findall(unicodedata.normalize("NFKC", abstract).casefold())
+        return abstract.encode().translate(_ASCII_NON_WORD).split()
+    folded = unicodedata.normalize("NFKC", abstract).casefold()
+    pieces = folded.encode("utf-8", "surrogatepass").translate(_ASCII_NON_WORD).split()
+    if all(map(bytes.isascii, pieces)):
+        return pieces
+    # a piece with other letters may hold characters no word has ("–", "×"): the pattern
+    # splits those few pieces
+    words = []
+    for piece in pieces:
+        if piece.isascii():
+            words.append(piece)
+        else:
+            words += (word.encode("utf-8", "surrogatepass")
+                      for word in _WORD.findall(piece.decode("utf-8", "surrogatepass")))
+    return words
 
 
 @dataclass(frozen=True)

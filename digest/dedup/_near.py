@@ -90,6 +90,7 @@ this those through to too under until up very was we were what when where which 
 will with would you your towards toward via using based new
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
+_STOPWORD_BYTES = frozenset(word.encode() for word in STOPWORDS)
 
 
 def content_words(words: Iterable[str]) -> frozenset[str]:
@@ -177,9 +178,10 @@ class Side:
                      for stem in (singular(word),))
 
 
-def abstract_content(words: Iterable[str]) -> list[str]:
-    """What abstracts are compared on: their content words."""
-    return list(filterfalse(STOPWORDS.__contains__, words))
+def abstract_content(words: Iterable[bytes]) -> list[bytes]:
+    """What abstracts are compared on: their content words (UTF-8, as ``abstract_words``
+    gives them)."""
+    return list(filterfalse(_STOPWORD_BYTES.__contains__, words))
 
 
 # Candidates -----------------------------------------------------------------------------
@@ -253,6 +255,38 @@ def _near_identical(sides: Sequence[Side], pairs: Sequence[tuple[int, int]],
 
 
 # Confirmation ---------------------------------------------------------------------------
+
+def may_confirm(sides: Sequence[Side], pairs: Sequence[tuple[int, int]],
+                shared: np.ndarray) -> list[int]:
+    """The indices of the pairs ``confirm`` may accept, found in numpy (most candidate pairs
+    are neither): it accepts only titles with the same words, or two abstracts (evidence or
+    not) whose content-word Jaccard reaches ABSTRACT_MATCH. Titles with the same words have
+    words that start alike: the same set of first three letters (``_same_word``), compared as
+    a hash of that set when a side has one title. ``shared``: the pairs' shared word counts."""
+    import numpy as np
+    if not pairs:
+        return []
+    first, second = np.array(pairs, dtype=np.int64).T
+    size = np.array([side.size for side in sides], dtype=np.int64)
+    has = np.array([side.has_abstract for side in sides], dtype=bool)
+    jaccard = shared / np.maximum(1, size[first] + size[second] - shared)  # as Evidence.abstract
+    similar = has[first] & has[second] & (jaccard >= ABSTRACT_MATCH)
+    asked = np.unique(np.concatenate([first[~similar], second[~similar]]))  # titles to hash
+    starts = np.zeros(len(sides), dtype=np.int64)
+    starts[asked] = [_word_starts(sides[i].titles) for i in asked.tolist()]
+    alike = (starts[first] == starts[second]) | (starts[first] < 0) | (starts[second] < 0)
+    return np.flatnonzero(similar | alike).tolist()
+
+
+def _word_starts(titles: tuple[str, ...]) -> int:
+    """A hash (0 or more) of the first three letters of the one title's content words; -1 for
+    several titles."""
+    if len(titles) != 1:
+        return -1
+    return hash(frozenset(w[:3] for w in titles[0].split() if w not in STOPWORDS)) & _LOW_BITS
+
+
+_LOW_BITS = (1 << 62) - 1
 
 class Evidence:
     """The measures of one pair of sides, each computed once, when first asked for."""

@@ -89,7 +89,19 @@ def row_counts(rows: np.ndarray, columns: np.ndarray, n_rows: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How often each (row, column) occurs, as CSR pieces: the columns and their counts
     (C ints: 45,000 papers have millions), row by row and by column within a row, and each
-    row's number of entries. ``rows`` and ``columns`` are below 2**31."""
+    row's number of entries. ``rows`` and ``columns`` are below 2**31.
+
+    Rows in order (as a batch's words come) are counted by scipy, which sorts within each
+    row (a paper's ~200 terms); one sort of all (row, column) keys took twice as long."""
+    if len(rows) and not (rows[1:] < rows[:-1]).any():
+        from scipy import sparse
+        counted = sparse.csr_matrix(
+            (np.ones(len(rows), dtype=np.intc), columns.astype(np.intc),
+             np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_rows))])),
+            shape=(n_rows, int(columns.max()) + 1))
+        counted.sum_duplicates()
+        sizes = np.diff(counted.indptr).astype(np.int64)
+        return counted.indices.astype(np.intc), counted.data, sizes
     pairs = np.sort(rows.astype(np.int64) << 32 | columns)
     starts = np.flatnonzero(np.diff(pairs, prepend=-1))
     distinct, counts = pairs[starts], np.diff(starts, append=len(pairs))
