@@ -464,23 +464,3 @@ def test_may_join_is_can_join_of_every_pair(listed, joins):
         one_value = all(len(clusters._markers[clusters.find(k)]) == 1 for k in (i, j))
         can = clusters.can_join(i, j)
         assert may == can if one_value else may or not can
-
-
-def test_dedup_leaves_the_garbage_collector_as_it_found_it():
-    """No collection while dedup runs; enabled or not afterwards as before, even on an error."""
-    import gc
-
-    from digest import dedup
-    records = [Record(title="A title", abstract="", sighting=Sighting("s", 1))]
-    seen = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dedup, "_result", lambda *args: seen.append(gc.isenabled()) or 1 / 0)
-        with pytest.raises(ZeroDivisionError):
-            dedup.deduplicate(records)
-    assert seen == [False] and gc.isenabled()
-    gc.disable()
-    try:
-        dedup.deduplicate(records)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()

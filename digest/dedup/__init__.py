@@ -24,11 +24,9 @@ which records (``explain`` prints it).
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..models import Paper, Record
@@ -93,26 +91,7 @@ class DedupResult:
 
 def deduplicate(records: Sequence[Record]) -> DedupResult:
     """Merge records of the same paper; papers keep the order of their first record."""
-    with _without_collections():
-        return _deduplicate(list(records))
-
-
-@contextmanager
-def _without_collections() -> Iterator[None]:
-    """No cyclic garbage collection while dedup runs: its hundreds of thousands of pairs,
-    sides and keys made the collector scan every live object (the week's records) six
-    times at 50k records, 1.1 s of 8; dedup makes no cycles, and what it drops is freed as
-    ever when its last reference goes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _deduplicate(records: list[Record]) -> DedupResult:
+    records = list(records)
     keys = [title_key(r.title) for r in records]
     loose = list(map(loose_title, (r.title for r in records), keys))
     clusters = Clusters(records, _markers(records, loose))
