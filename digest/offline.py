@@ -263,12 +263,13 @@ def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> 
     """One line on what a theme is about, in no paper's words: its specific phrases the title
     does not say already, and what its leading papers' titles name ("Reward model and
     preference data, with RAFT (reward-ranked fine-tuning) and SALMON (self-alignment)").
-    Never a bare list of names, and no gist copied."""
+    Never a bare list of names, and no gist copied. A lone word leads only if it names a
+    thing also in small letters: "Chiral", capital at a sentence's start, is an adjective."""
     from .themes._label import generic_name, nameable  # the themes stage loaded them already
 
     said = title.casefold()
     specific = [k for k in keywords if k.casefold() not in said and nameable(k)
-                and not generic_name(k)]
+                and not generic_name(k) and not _capital_adjective(k, nameable)]
     terms = ([k for k in specific if " " in k] or specific)[:TLDR_TERMS]
     topics = [topic for p in papers[:2 * TLDR_PAPERS] if (topic := _paper_topic(p))]
     if not topics and not terms and papers:  # no phrase passed: the first title's words
@@ -279,6 +280,13 @@ def theme_tldr(title: str, keywords: Sequence[str], papers: Sequence[Paper]) -> 
     named = " and ".join(terms)
     named = named[:1].upper() + named[1:]
     return f"{named}, with {leading}." if leading else f"{named}."
+
+
+def _capital_adjective(term: str, nameable: Callable[[str], bool]) -> bool:
+    """A lone word capitalized only as a sentence opens ("Chiral") that names nothing in
+    small letters; names ("X-ray", "Kaluza-Klein", "DeepSeek-R1") are left as they are."""
+    return (" " not in term and "-" not in term and term[:1].isupper() and term[1:].islower()
+            and not nameable(term.lower()))
 
 
 def _paper_topic(paper: Paper, *, strict: bool = True) -> str:

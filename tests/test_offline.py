@@ -575,6 +575,19 @@ def test_an_offline_tldr_line_says_what_the_theme_is_about_not_who_is_in_it() ->
     assert theme_tldr("X", [], []) == ""
 
 
+@pytest.mark.parametrize(("keyword", "leads"), [
+    ("Chiral", False),  # capitalized where a sentence opened: an adjective, not a topic
+    ("Light", True), ("X-ray", True), ("Kaluza-Klein", True), ("DeepSeek-R1", True),
+    ("calculate", False),  # a verb the abstracts share ("we calculate") names nothing
+])
+def test_a_tldr_line_leads_with_a_lone_word_only_if_it_names_something(keyword, leads) -> None:
+    """"Chiral, with crystal channeling of LHC forward protons ..." and "Light and calculate,
+    with ..." opened TL;DR lines of the arXiv sample (stop 29 left them open)."""
+    papers = [Paper(id="a", title="Crystal Channeling of Forward Protons", abstract="")]
+    line = theme_tldr("Particles & detectors", [keyword], papers)
+    assert line.startswith(f"{keyword[:1].upper()}{keyword[1:]}, with ") is leads, line
+
+
 @pytest.mark.parametrize(("title", "topic"), [
     # cut at a title's full stop, never across it
     ("Instanton representation of Plebanski gravity. Consistency of the initital value "

@@ -231,6 +231,9 @@ _TITLE_VERBS = """
     near via across under over without within beyond create creates develop develops
     require requires explore explores compare compares elicit provide provides propose
     proposes present presents introduce introduces show shows study investigate
+    calculate calculates calculated derive derives derived obtain obtains obtained discuss
+    discusses discussed consider considers considered describe describes described
+    demonstrate demonstrates demonstrated determine determines determined
     """
 TITLE_VERBS = frozenset(_TITLE_VERBS.split())
 # Adjectives no ending gives away, which papers use as modifiers, never as a name.
