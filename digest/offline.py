@@ -334,12 +334,17 @@ def _ended(topic: list[str], *, cut: bool = False) -> tuple[list[str], bool]:
     return topic, whole
 
 
+# Where a capital cannot be a sentence's: after a word in small letters, a comma, a hyphen,
+# or an article ("A Flory-Huggins model is solved", "The Borel sets").
+_AFTER_A_WORD = r"(?:(?<=[a-z,;] )|(?<=-)|(?<=\b[Aa] )|(?<=\b[Aa]n )|(?<=\b[Tt]he ))"
+
+
 def _as_written(word: str, abstract: str) -> str:
     """A title's capitalized word as running text writes it: "Graphs" → "graphs", but a name
     the abstract capitalizes mid-sentence and never writes in lower case ("Borel") stays."""
     if not (word[:1].isupper() and word[1:].islower()):
         return word
-    mid_sentence = re.search(rf"(?:(?<=[a-z,;] )|(?<=-)){re.escape(word)}\b", abstract)
+    mid_sentence = re.search(rf"{_AFTER_A_WORD}{re.escape(word)}\b", abstract)
     if mid_sentence and not re.search(rf"\b{re.escape(word.lower())}\b", abstract):
         return word
     return word.lower()

@@ -607,6 +607,18 @@ def test_a_tldr_topic_is_a_whole_phrase_of_its_title(title, topic):
     assert offline._paper_topic(Paper(id="a", title=title, abstract="")) == topic
 
 
+@pytest.mark.parametrize(("abstract", "topic"), [
+    ("A Flory-Huggins model is solved for cellulose.", "Flory-Huggins theory of solubility"),
+    ("The Flory-Huggins model is solved.", "Flory-Huggins theory of solubility"),
+    ("We solve the Flory-Huggins model.", "Flory-Huggins theory of solubility"),
+])
+def test_a_name_capitalized_after_an_article_keeps_its_capital(abstract, topic):
+    """"Lattice, with flory-Huggins theory": "A Flory-Huggins model" was taken for a sentence
+    opening on the name (stop 29 left names lower-cased open)."""
+    paper = Paper(id="a", title="Flory-Huggins Theory of Solubility", abstract=abstract)
+    assert offline._paper_topic(paper) == topic
+
+
 def test_no_arxiv_tldr_topic_ends_on_a_word_that_needs_another():
     """64 of the arXiv sample's 2,000 titles gave a topic ending on "of", "a", "the" … or
     holding a sentence's full stop."""
