@@ -318,13 +318,22 @@ def _topic_words(words: Sequence[str]) -> tuple[list[str], bool]:
     topic: list[str] = []
     for word in words:
         if len(topic) >= 2 and word.lower() in _TOPIC_END:
-            return _ended(topic)
+            return _ended(_without_participle(topic))
         if len(topic) == TOPIC_WORDS:
             return _ended(topic, cut=True)
         if word.endswith(".") and len(word) > 2 and not _INITIALS.fullmatch(word):
             return _ended([*topic, word.rstrip(".")])  # the title's first sentence ends here
         topic.append(word)
     return _ended(topic)
+
+
+def _without_participle(topic: list[str]) -> list[str]:
+    """The phrase without a past participle that led into the linking word ("ellipsoidal
+    oscillations induced | by ..."): it cannot end a topic. Two words are kept at least."""
+    last = topic[-1].lower()
+    if len(topic) > 2 and len(last) > 5 and last.endswith("ed") and not last.endswith("eed"):
+        return topic[:-1]
+    return topic
 
 
 def _ended(topic: list[str], *, cut: bool = False) -> tuple[list[str], bool]:
