@@ -542,11 +542,16 @@ def content_terms(text: str) -> list[str]:
 
 
 def content_term_set(text: str) -> set[str]:
-    """``set(content_terms(text))``, each distinct piece looked up once."""
-    low = text.lower()
-    terms = set(map(_PIECE_TERM.__getitem__, set(low.split())))
+    """``set(content_terms(text))``, each distinct piece looked up once; only the pieces of
+    several words ("input/output") are read word by word (a title and abstract has one in
+    about a quarter of the listings: reading all of it again cost more than the pattern)."""
+    pieces = set(text.lower().split())
+    terms = set(map(_PIECE_TERM.__getitem__, pieces))
     if _SEVERAL in terms:
-        terms = set(map(_TERM_OF.__getitem__, set(_WORD.findall(low))))
+        terms.discard(_SEVERAL)
+        for piece in pieces:
+            if _PIECE_TERM[piece] == _SEVERAL:
+                terms.update(map(_TERM_OF.__getitem__, _WORD.findall(piece)))
     terms.discard("")
     return terms
 
