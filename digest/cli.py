@@ -719,11 +719,17 @@ def _unwritable(error: OSError) -> NoReturn:
 
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
+    if sys.stdout is None and {"--help", "--version"} & set(sys.argv[1:]):
+        _unwritable(OSError(errno.EBADF, "it is closed"))  # click would print nowhere, exit 0
     try:
         app()  # always ends in SystemExit (click's standalone mode)
     except SystemExit as exit_:
         if exit_.code == 1 and isinstance(exit_.__context__, BrokenPipeError):
-            # rich's help and version: a broken pipe sends stdout to /dev/null and exits 1
+            # rich met a broken pipe (it sends stdout to /dev/null and exits 1): a usage
+            # error's message on stderr keeps its code; help on stdout is stdout's failure
+            intended = getattr(exit_.__context__.__context__, "exit_code", None)
+            if isinstance(intended, int):
+                raise SystemExit(intended) from None
             _unwritable(exit_.__context__)
         _flushed()
         raise

@@ -272,6 +272,8 @@ def test_a_store_whose_published_papers_are_damaged_publishes_and_mails_nothing(
     extra = ["--eml"] if command == "email" else []
     line = one_line_error(cli(command, str(later), "--week", "2026-W48", *args, *extra), 1)
     assert str(state) in line and "damaged" in line
+    if command == "email":  # it has no --new-store, and a new store would not know the sent
+        assert "new-store" not in line and "restore it from a backup" in line
     assert not (out / "2026-W48.md").exists()
 
 
@@ -408,6 +410,40 @@ def test_help_and_version_into_a_closed_pipe_exit_75_like_any_product(args):
     one line, as for `digest summarize ... | head -1`."""
     line = one_line_error(_into_a_pipe_nobody_reads(*args), 75)
     assert "standard output" in line, line
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("summarize", "--help")])
+def test_help_and_version_with_standard_output_closed_exit_75(args):
+    """`digest --version >&-` printed nothing and exited 0, where every other product exits
+    75 (a probe, this stop)."""
+    line = one_line_error(_with_stdout_closed(*args), 75)
+    assert "standard output" in line, line
+
+
+def _stderr_into_a_pipe_nobody_reads(*args: str):  # type: ignore[no-untyped-def]
+    """`digest ARGS 2>&1 >/dev/null | true`: standard error is a pipe whose reader has gone."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.opsrun import Result
+
+    reader, writer = os.pipe()
+    os.close(reader)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "digest", *args], stdout=subprocess.PIPE,
+                              stderr=writer, env=env, check=False, timeout=120)
+    finally:
+        os.close(writer)
+    return Result(done.returncode, done.stdout.decode(), "")
+
+
+@pytest.mark.parametrize("args", [("newsletter", "--concurrency", "abc"), ("nosuchcommand",)])
+def test_a_usage_error_whose_stderr_is_a_closed_pipe_still_exits_2(args):
+    """With stderr a pipe nobody reads, a usage error exited 75 ("try again later"): the
+    broken pipe of its message was taken for standard output's (a probe, this stop)."""
+    assert _stderr_into_a_pipe_nobody_reads(*args).returncode == 2
 
 
 @pytest.mark.parametrize("args", [("newsletter", "--bogus"), ("summarize", "--max-themes", "99"),
