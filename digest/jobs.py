@@ -198,7 +198,9 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
     with run_lock(where, command="email", week=options.week, wait_s=choices.wait_s), \
             Store(where) as store:
         if choices.state is not None:  # also with eml: the message is the issue published
-            store.check_whole()  # a damaged page can hide what was published or sent
+            store.check_whole(  # a damaged page can hide what was published or sent
+                fix="restore it from a backup: a new store would not know what was sent",
+                setting="state")
             recover(store)  # the issue an interrupted newsletter run left pending
             if choices.out is not None and not store.sendings():
                 refuse_lost_store(store, choices.out, mailing=True)

@@ -57,6 +57,9 @@ class RunReport:
         self.issues.append({"week": self.week, "outputs": dict(self.outputs),
                             "counts": asdict(self.counts),
                             "cost_usd": self.llm.get("cost_usd", 0.0),
+                            "llm": {key: self.llm.get(key, default) for key, default in
+                                    (("degraded", False), ("fallback_themes", []),
+                                     ("stopped", None))},
                             "relevance": dict(self.relevance),
                             "stages": _rounded(self.stages)})
 

@@ -329,3 +329,29 @@ def test_a_paper_listed_again_under_a_title_it_was_also_listed_as_is_known_as_pu
     assert cli("newsletter", str(listings), "--week", "2026-W47", *common).returncode == 0
     counts = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["counts"]
     assert (counts["papers_in_issue"], counts["already_published"]) == (0, 1)
+
+
+def test_each_week_of_a_catch_up_reports_whether_it_was_degraded(tmp_path, monkeypatch):
+    """A catch-up whose first week was summarised partly offline reported `llm.degraded:
+    false`: the report's `llm` is the last week's, and `issues` carried no LLM block (a
+    probe, this stop)."""
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    def first_week_fails(body: dict) -> Reply | None:  # type: ignore[type-arg]
+        return Reply(status=400, error={"message": "no"}) if "2026W46" in json.dumps(body) else None
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    listings = tmp_path / "in"
+    week_listing(listings, "2026-W46", 4)
+    week_listing(listings, "2026-W47", 4)
+    report = tmp_path / "r.json"
+    with FakeOpenAI(responder=first_week_fails) as server:
+        made = cli("newsletter", str(listings), "--catch-up", "--week", "2026-W47", "--backend",
+                   "openai", "--base-url", server.url, "--timeout", "5", "--state",
+                   str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out"), "--report",
+                   str(report))
+    assert made.returncode == 0, made.stderr
+    issues = json.loads(report.read_text(encoding="utf-8"))["issues"]
+    assert [(issue["week"], issue["llm"]["degraded"]) for issue in issues] == [
+        ("2026-W46", True), ("2026-W47", False)]
+    assert issues[0]["llm"]["fallback_themes"]
