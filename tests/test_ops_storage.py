@@ -383,8 +383,9 @@ def test_version_and_help_to_a_full_standard_output_exit_75_without_a_traceback(
     assert "standard output" in line, line
 
 
-def _into_a_pipe_nobody_reads(*args: str):  # type: ignore[no-untyped-def]
-    """`digest ARGS | head -0`: standard output is a pipe whose reader has gone."""
+def _into_a_pipe_nobody_reads(*args: str, stream: str = "stdout"):  # type: ignore[no-untyped-def]
+    """`digest ARGS | head -0` (``stream`` "stderr": `digest ARGS 2>&1 >/dev/null | true`):
+    that stream is a pipe whose reader has gone; the other is read."""
     import os
     import subprocess
     import sys
@@ -394,12 +395,15 @@ def _into_a_pipe_nobody_reads(*args: str):  # type: ignore[no-untyped-def]
     reader, writer = os.pipe()
     os.close(reader)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    streams = ({"stdout": writer, "stderr": subprocess.PIPE} if stream == "stdout"
+               else {"stdout": subprocess.PIPE, "stderr": writer})
     try:
-        done = subprocess.run([sys.executable, "-m", "digest", *args], stdout=writer,
-                              stderr=subprocess.PIPE, env=env, check=False, timeout=120)
+        done = subprocess.run([sys.executable, "-m", "digest", *args], env=env, check=False,
+                              timeout=120, **streams)
     finally:
         os.close(writer)
-    return Result(done.returncode, "", done.stderr.decode())
+    read = (done.stderr if stream == "stdout" else done.stdout).decode()
+    return Result(done.returncode, *(("", read) if stream == "stdout" else (read, "")))
 
 
 @pytest.mark.parametrize("args", [("--version",), ("--help",), ("newsletter", "--help"),
@@ -420,30 +424,11 @@ def test_help_and_version_with_standard_output_closed_exit_75(args):
     assert "standard output" in line, line
 
 
-def _stderr_into_a_pipe_nobody_reads(*args: str):  # type: ignore[no-untyped-def]
-    """`digest ARGS 2>&1 >/dev/null | true`: standard error is a pipe whose reader has gone."""
-    import os
-    import subprocess
-    import sys
-
-    from tests.opsrun import Result
-
-    reader, writer = os.pipe()
-    os.close(reader)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    try:
-        done = subprocess.run([sys.executable, "-m", "digest", *args], stdout=subprocess.PIPE,
-                              stderr=writer, env=env, check=False, timeout=120)
-    finally:
-        os.close(writer)
-    return Result(done.returncode, done.stdout.decode(), "")
-
-
 @pytest.mark.parametrize("args", [("newsletter", "--concurrency", "abc"), ("nosuchcommand",)])
 def test_a_usage_error_whose_stderr_is_a_closed_pipe_still_exits_2(args):
     """With stderr a pipe nobody reads, a usage error exited 75 ("try again later"): the
     broken pipe of its message was taken for standard output's (a probe, this stop)."""
-    assert _stderr_into_a_pipe_nobody_reads(*args).returncode == 2
+    assert _into_a_pipe_nobody_reads(*args, stream="stderr").returncode == 2
 
 
 @pytest.mark.parametrize("args", [("newsletter", "--bogus"), ("summarize", "--max-themes", "99"),
