@@ -62,20 +62,31 @@ def _stdin_named(record: Record, name: str) -> Record:
 
 def _stdin_name(data: bytes | str) -> str:
     """What a record read from stdin is named after, so that two e-mails count as two
-    listings (sightings) and a redelivered e-mail as the same one: its Message-ID, as an MTA
-    that redelivers adds Received: lines, or else the bytes read."""
+    listings (sightings) and a redelivered e-mail as the same one: what a relay does not
+    change (it adds Received: lines), or else the bytes read."""
     raw = data.encode() if isinstance(data, str) else data
-    message_id = _message_id(raw) if looks_like_email(raw) else None
-    return "stdin:" + hashlib.sha256(message_id or raw).hexdigest()[:12]
+    identity = _mail_identity(raw) if looks_like_email(raw) else None
+    return "stdin:" + hashlib.sha256(identity or raw).hexdigest()[:12]
 
 
-def _message_id(raw: bytes) -> bytes | None:
+def _mail_identity(raw: bytes) -> bytes:
+    """A mail's Message-ID; without one, its sender, date, subject and body."""
     from email.parser import BytesHeaderParser
     from email.policy import compat32
 
-    value = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536])["Message-ID"]
-    value = " ".join(str(value).split()) if value else ""
-    return f"message-id:{value}".encode() if value.startswith("<") else None
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536])
+    value = " ".join(str(headers["Message-ID"] or "").split())
+    if value.startswith("<"):
+        return f"message-id:{value}".encode()
+    said = "\0".join(" ".join(str(headers[name] or "").split())
+                     for name in ("From", "Date", "Subject"))
+    return b"mail:" + said.encode("utf-8", "surrogateescape") + b"\0" + _body(raw)
+
+
+def _body(raw: bytes) -> bytes:
+    """What follows a message's header block (the first empty line)."""
+    ends = [at + len(gap) for gap in (b"\r\n\r\n", b"\n\n") if (at := raw.find(gap)) >= 0]
+    return raw[min(ends):] if ends else b""
 
 
 def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:

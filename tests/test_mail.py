@@ -430,3 +430,18 @@ def test_a_mail_redelivered_with_other_trace_headers_is_the_same_listing(tmp_pat
                                       "--backend", "offline"])
     assert result.exit_code == 0, result.output
     assert "listings)" not in (out / f"{current_week()}.md").read_text()
+
+
+def test_a_mail_without_a_message_id_redelivered_with_other_trace_headers_is_the_same(tmp_path):
+    """Without a Message-ID the mail was named by all its bytes, so a redelivery with one
+    more Received: line stored its records again, "3 new records kept" twice (a probe, this
+    stop). It is named by what a relay does not change: sender, date, subject and body."""
+    state = tmp_path / "state.sqlite"
+    listing = _listing("Sparse Widgets", "Dense Gadgets")
+    plain = _mail(listing).replace("Message-ID: <listing-42@lists.example>\n", "")
+    first = _ingest(state, plain)
+    again = _ingest(state, "Received: from mx2.example by mx1.example\n"
+                           "Return-Path: <bounce-7@lists.example>\n" + plain)
+    other = _ingest(state, plain.replace("Subject: New papers", "Subject: New papers, again"))
+    assert first.stdout.startswith("2 new records") and again.stdout.startswith("0 new records")
+    assert other.stdout.startswith("2 new records")  # another mail: its listing counts again
