@@ -77,7 +77,16 @@ class SourceUnavailable(SourceError):
 
 
 class StateError(DigestError):
-    """The state store cannot be used."""
+    """The state store cannot be used. ``reason``: what went wrong without the advice the
+    message ends with (``state.store_fault`` sets it), for a caller whose advice differs."""
+
+    reason: str | None = None
+
+    def __init__(self, *args: object, setting: str | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(*args, setting=setting)
+        if reason is not None:
+            self.reason = reason
 
 
 class StateBusy(StateError):

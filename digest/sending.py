@@ -77,11 +77,7 @@ def _deliver_recorded(store: Store | None, week: str, message_id: str,
         raise MailError(
             f"the issue of {week} went out to {', '.join(delivered.accepted)} (the server "
             f"answered {delivered.answer}), but {store.path} could not record it "
-            f"({_first_clause(error)}): do not send it again. Make the store writable; a "
+            f"({error.reason or error}): do not send it again. Make the store writable; a "
             f"later e-mail run of {week} will find this sending unconfirmed and stop") from None
     return delivered
 
-
-def _first_clause(error: StateError) -> str:
-    """What went wrong, without the store error's own advice ("... run again")."""
-    return str(error).split("; ")[0].removeprefix(f"{error.args[0].split(':')[0]}: ")

@@ -591,23 +591,26 @@ def store_fault(path: str, error: BaseException) -> StateError:
     number = getattr(error, "errno", None)
     if _locked(error):
         return StateBusy(f"{path} is locked by another digest run; nothing was stored, try "
-                         "again later")
+                         "again later", reason="it is locked by another digest run")
     if "full" in text or number in (errno.ENOSPC, errno.EDQUOT):
-        return StateUnavailable(f"{path}: the disk is full ({text}); nothing was stored: free "
-                                "some space and run again")
+        reason = f"the disk is full ({text})"
+        return StateUnavailable(f"{path}: {reason}; nothing was stored: free some space and run "
+                                "again", reason=reason)
     if "readonly" in text or "read-only" in text or number == errno.EROFS:
-        return StateUnavailable(f"{path}: the store cannot be written ({text}): the disk is "
-                                "read-only or the file's permissions forbid it; nothing was "
-                                "stored: make it writable and run again")
+        reason = f"the store cannot be written ({text})"
+        return StateUnavailable(f"{path}: {reason}: the disk is read-only or the file's "
+                                "permissions forbid it; nothing was stored: make it writable and "
+                                "run again", reason=reason)
     if "I/O" in text or "unable to open" in text or number in (errno.EIO, errno.EACCES):
-        return StateUnavailable(f"{path}: the store cannot be used now ({text}); nothing was "
-                                "stored: check the disk and its permissions, then run again")
+        reason = f"the store cannot be used now ({text})"
+        return StateUnavailable(f"{path}: {reason}; nothing was stored: check the disk and its "
+                                "permissions, then run again", reason=reason)
     if isinstance(error, sqlite3.IntegrityError):  # a value digest made broke a constraint
         return StateError(f"{path}: digest tried to store a value the store refuses ({text}); "
                           "the store itself is fine: this is an internal error of digest, "
-                          "please report it")
+                          "please report it", reason=f"an internal error of digest ({text})")
     return StateError(f"{path}: not a usable state store, damaged ({text}); {_FIX_CORRUPT}",
-                      setting="new_store")
+                      setting="new_store", reason=f"it is damaged ({text})")
 
 
 def _prepare_file(path: Path, *, new_store: bool) -> None:
