@@ -35,7 +35,7 @@ def lock_path(store_path: str | Path) -> Path:
     relative and an absolute path) are one lock."""
     try:
         real = Path(store_path).resolve()
-    except (OSError, RuntimeError):  # a symlink loop: opening the store will say so
+    except (OSError, RuntimeError):  # a symlink loop: opening the store refuses it
         real = Path(store_path)
     return Path(f"{real}.lock")
 

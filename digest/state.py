@@ -163,6 +163,7 @@ class Store:
         """The store at ``path`` copied into memory (upgraded there if old), or an empty one
         if there is none: what a dry run reads, so that it never writes a byte."""
         store = cls(":memory:")
+        _refuse_symlink_loop(Path(path))
         if not Path(path).exists():
             return store
         problem = _damage(Path(path))
@@ -616,6 +617,7 @@ def store_fault(path: str, error: BaseException) -> StateError:
 def _prepare_file(path: Path, *, new_store: bool) -> None:
     """Refuse a truncated or foreign file; build a missing store under another name and
     link it into place complete, so that nobody ever sees it half made."""
+    _refuse_symlink_loop(path)
     if path.is_dir():  # "" and "." too: not a damaged store, a setting to fix
         raise ConfigError(f"state store {str(path) or '(empty)'}: a folder, not a file; give "
                           "the store a file's path, such as state.sqlite", setting="state")
@@ -643,6 +645,21 @@ def _prepare_file(path: Path, *, new_store: bool) -> None:
     finally:
         for leftover in (fresh, Path(f"{fresh}-wal"), Path(f"{fresh}-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def _refuse_symlink_loop(path: Path) -> None:
+    """No retry can open a path that leads back to itself: a setting to fix, not a busy disk."""
+    try:
+        path.resolve()
+    except RuntimeError:  # Python 3.11 and 3.12
+        pass
+    except OSError as error:  # Python 3.13 raises ELOOP
+        if error.errno != errno.ELOOP:
+            return
+    else:
+        return
+    raise ConfigError(f"state store {path}: a symlink loop, it leads back to itself; point it "
+                      "at a file, or give the store another path", setting="state")
 
 
 def _remove_dead_builds(path: Path) -> None:

@@ -553,3 +553,23 @@ def test_a_state_path_that_is_a_folder_or_empty_is_a_usage_error_naming_it(tmp_p
                  "--out", str(tmp_path / "out"), "--state", state)
     line = one_line_error(result, 2)
     assert "a folder, not a file" in line and "--state" in line and "move it away" not in line
+
+
+@pytest.mark.parametrize("command", ["newsletter", "dry-run", "ingest"])
+def test_a_state_path_that_is_a_symlink_loop_is_a_usage_error_naming_it(tmp_path, command):
+    """`--state a.sqlite` where a.sqlite → b.sqlite → a.sqlite said "the store cannot be used
+    now (unable to open database file) ... run again", exit 75: a cron job retried a path that
+    can never open (stop 30's note), and a dry run read it as an empty store. It is a setting
+    to fix."""
+    (tmp_path / "a.sqlite").symlink_to(tmp_path / "b.sqlite")
+    (tmp_path / "b.sqlite").symlink_to(tmp_path / "a.sqlite")
+    state = str(tmp_path / "a.sqlite")
+    if command == "ingest":
+        result = cli("ingest", str(EXAMPLES), "--state", state)
+    else:
+        dry = ["--dry-run"] if command == "dry-run" else []
+        result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                     "--out", str(tmp_path / "out"), "--state", state, *dry)
+    line = one_line_error(result, 2)
+    assert state in line and "symlink loop" in line and "--state" in line
+    assert not (tmp_path / "out").exists()
