@@ -11,6 +11,7 @@ from ._label import (
     KEYWORDS_PER_THEME,
     display_terms,
     distinctive_terms,
+    joined_modifiers,
     pick_terms,
     theme_title,
     unique_titles,
@@ -60,7 +61,8 @@ def _draft_theme(
         key=lambda i: _reading_key(papers[int(members[i])], float(closeness[i])),
     )
     ordered = [papers[int(members[i])] for i in order]
-    keywords = display_terms(pick_terms(terms, KEYWORDS_PER_THEME * 2), ordered)
+    keywords = joined_modifiers(
+        display_terms(pick_terms(terms, KEYWORDS_PER_THEME * 2), ordered), ordered)
     theme = Theme(
         title=theme_title(keywords) or OTHER_TITLE,
         keywords=tuple(keywords[:KEYWORDS_PER_THEME]),

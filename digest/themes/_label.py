@@ -30,6 +30,7 @@ _GENERIC = """
     """
 GENERIC_WORDS = frozenset(_GENERIC.split()) | WEAK_WORDS
 COMPLETION_SHARE = 0.7  # a bigram is completed by a third word seen after it this often
+JOINED_AT_LEAST = 2  # times a describing keyword is written before a noun keyword to join them
 
 
 def distinctive_terms(
@@ -107,6 +108,35 @@ def display_terms(terms: Sequence[str], papers: Sequence[Paper], sample: int = 5
     forms = [_surface_form(term, abstracts) or _surface_form(term, titles) or term
              for term in terms]
     return [" ".join(_sentence_case(word, abstracts) for word in form.split()) for form in forms]
+
+
+def joined_modifiers(keywords: Sequence[str], papers: Sequence[Paper],
+                     sample: int = 50) -> list[str]:
+    """A lone describing keyword joined to the later one it is written with most: "multi-agent"
+    and "collaboration" make "multi-agent collaboration" when the papers write that at least
+    ``JOINED_AT_LEAST`` times. Alone, "multi-agent" names nothing and a heading passes it over,
+    though it is often what the theme's papers share."""
+    text = "\n".join(f"{p.title}\n{p.abstract}" for p in papers[:sample])
+    joined = list(keywords)
+    for describing in keywords:
+        if " " in describing or describing not in joined or not _modifier(describing):
+            continue
+        together = {noun: _written_together(describing, noun, text)
+                    for noun in joined[joined.index(describing) + 1:]
+                    if " " not in noun and nameable(noun) and not generic_name(noun)}
+        noun = max(together, key=together.__getitem__, default=None)  # the first of a tie
+        if noun is not None and together[noun] >= JOINED_AT_LEAST:
+            joined[joined.index(describing)] = f"{describing} {noun}"
+            joined.remove(noun)
+    return joined
+
+
+def _written_together(first: str, second: str, text: str) -> int:
+    """How often ``text`` writes "first second" as a whole phrase: not "long-horizon web" of
+    "long-horizon web tasks", but before punctuation, a line's end or a stop word."""
+    pattern = rf"\b{re.escape(first)}[ -]{re.escape(second)}\b(?:[ \t]+([A-Za-z]+))?"
+    return sum(1 for match in re.finditer(pattern, text, flags=re.IGNORECASE)
+               if match.group(1) is None or match.group(1).lower() in STOP_WORDS)
 
 
 def _sentence_case(word: str, text: str) -> str:
