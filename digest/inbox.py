@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import SourceError, StateError, StateUnavailable
+from .errors import ConfigError, SourceError, StateError, StateUnavailable
 from .ingest import IngestLimits, load_sources
 from .ingest.mailmsg import looks_like_email
 from .models import Record
@@ -97,6 +97,8 @@ def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:
             return store.add_to_inbox(records)
     except StateUnavailable:
         raise
-    except StateError as error:
+    except (StateError, ConfigError) as error:  # a store path that is a folder, too
+        if isinstance(error, ConfigError) and error.setting != "state":
+            raise
         raise StateUnavailable(f"{error} (the mail stays with the mail system, which retries "
                                "it later)") from None

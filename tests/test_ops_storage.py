@@ -556,20 +556,32 @@ def test_a_state_path_that_is_a_folder_or_empty_is_a_usage_error_naming_it(tmp_p
 
 
 @pytest.mark.parametrize("command", ["newsletter", "dry-run", "ingest"])
-def test_a_state_path_that_is_a_symlink_loop_is_a_usage_error_naming_it(tmp_path, command):
+def test_a_state_path_that_is_a_symlink_loop_is_named_as_a_setting_to_fix(tmp_path, command):
     """`--state a.sqlite` where a.sqlite → b.sqlite → a.sqlite said "the store cannot be used
     now (unable to open database file) ... run again", exit 75: a cron job retried a path that
     can never open (stop 30's note), and a dry run read it as an empty store. It is a setting
-    to fix."""
+    to fix: exit 2, but 75 for `digest ingest`, whose mail waits in the queue for the fix."""
     (tmp_path / "a.sqlite").symlink_to(tmp_path / "b.sqlite")
     (tmp_path / "b.sqlite").symlink_to(tmp_path / "a.sqlite")
     state = str(tmp_path / "a.sqlite")
-    if command == "ingest":
+    if command == "ingest":  # a mail hook: 75 keeps the mail queued until the path is fixed
         result = cli("ingest", str(EXAMPLES), "--state", state)
-    else:
-        dry = ["--dry-run"] if command == "dry-run" else []
-        result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
-                     "--out", str(tmp_path / "out"), "--state", state, *dry)
+        line = one_line_error(result, 75)
+        assert state in line and "symlink loop" in line and "retries it later" in line
+        return
+    dry = ["--dry-run"] if command == "dry-run" else []
+    result = cli("newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+                 "--out", str(tmp_path / "out"), "--state", state, *dry)
     line = one_line_error(result, 2)
     assert state in line and "symlink loop" in line and "--state" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_ingest_into_a_state_path_that_is_a_folder_exits_75_so_the_mail_stays_queued(tmp_path):
+    """`digest ingest - --state DIR` exited 2, so the mail system bounced the listing for good;
+    the README promises 75 for every state-store fault of `digest ingest` (a probe, stop 31)."""
+    (tmp_path / "state.sqlite").mkdir()
+    result = cli("ingest", "-", "--state", str(tmp_path / "state.sqlite"),
+                 stdin=MAILS[0].read_text(encoding="utf-8"))
+    line = one_line_error(result, 75)
+    assert "a folder, not a file" in line and "retries it later" in line
