@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -175,13 +176,14 @@ class Store:
                 source.backup(store._db)
             finally:
                 source.close()
-            store._migrate()
+            store._migrate(str(path))
         except (sqlite3.Error, OSError) as exc:
             raise store_fault(str(path), exc) from None
         store.path = str(path)  # for messages; the data lives in memory
         return store
 
-    def _migrate(self) -> None:
+    def _migrate(self, name: str | None = None) -> None:
+        self._refuse_foreign(name or self.path)
         if self.path != ":memory:" and self._version() < len(MIGRATIONS):
             self._db.execute("PRAGMA journal_mode=WAL")
         if self._version() == len(MIGRATIONS):
@@ -205,6 +207,21 @@ class Store:
 
     def _version(self) -> int:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _refuse_foreign(self, name: str) -> None:
+        """Another program's SQLite file is refused before a byte of it changes: a digest
+        store of schema N has every table the first N migrations make (a new one has none)."""
+        version = self._version()
+        if version > len(MIGRATIONS):
+            return  # from a newer digest: the upgrade says so
+        tables = {row[0] for row in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        missing = _tables_made_by(version) - tables
+        if (version == 0 and tables) or missing:
+            raise StateError(f"{name}: not a digest state store (another program's SQLite file: "
+                             f"{'tables ' + ', '.join(sorted(tables)) if tables else 'no table'}"
+                             f"); nothing was changed in it: give the store its own file's path",
+                             setting="state", reason="it is not a digest state store")
 
     def close(self) -> None:
         self._db.close()
@@ -660,6 +677,18 @@ def _refuse_symlink_loop(path: Path) -> None:
         return
     raise ConfigError(f"state store {path}: a symlink loop, it leads back to itself; point it "
                       "at a file, or give the store another path", setting="state")
+
+
+@functools.cache
+def _tables_made_by(version: int) -> frozenset[str]:
+    db = sqlite3.connect(":memory:")
+    try:
+        for script in MIGRATIONS[:version]:
+            db.executescript(script)
+        return frozenset(row[0] for row in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+    finally:
+        db.close()
 
 
 def _remove_dead_builds(path: Path) -> None:

@@ -585,3 +585,28 @@ def test_ingest_into_a_state_path_that_is_a_folder_exits_75_so_the_mail_stays_qu
                  stdin=MAILS[0].read_text(encoding="utf-8"))
     line = one_line_error(result, 75)
     assert "a folder, not a file" in line and "retries it later" in line
+
+
+@pytest.mark.parametrize("schema", [
+    "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);",
+    "CREATE TABLE issues (id INTEGER PRIMARY KEY, title TEXT); PRAGMA user_version = 3;",
+])
+@pytest.mark.parametrize("command", ["status", "newsletter", "dry-run", "ingest"])
+def test_another_programs_sqlite_file_is_refused_and_left_unchanged(tmp_path, schema, command):
+    """Any command given another program's SQLite file as its store added digest's tables to
+    it and switched it to WAL; one with an `issues` table and user_version 3 was "upgraded"
+    (its table altered) and then called damaged (a probe, stop 31). It is refused, unchanged."""
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as db:
+        db.executescript(schema)
+    before = other.read_bytes()
+    args = {"status": ["status"], "ingest": ["ingest", str(EXAMPLES)],
+            "newsletter": ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend",
+                           "offline", "--out", str(tmp_path / "out")]}
+    args["dry-run"] = [*args["newsletter"], "--dry-run"]
+    result = cli(*args[command], "--state", str(other))
+    line = one_line_error(result, 75 if command == "ingest" else 1)
+    assert f"{other}: not a digest state store" in line
+    assert ("tables users" if "users" in schema else "tables issues") in line
+    assert other.read_bytes() == before and not (tmp_path / "out").exists()
+    assert not other.with_name("app.db-wal").exists()
