@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import issue_codec
 from .batchjobs import BatchChoice, batch_step
 from .dating import catch_up_weeks
-from .errors import ConfigError, MailError
+from .errors import ConfigError, MailError, MailUnavailable
 from .llm._stats import LLMStats
 from .llm.wiring import degraded_error, degraded_part
 from .mail import MailSettings, build_message, send
@@ -96,7 +96,7 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
                             week=options.week, wait_s=choices.wait_s,
                             new_store=choices.new_store, dry_run=digest.dry_run) as store:
         _require_listings(sources, store, options.week)
-        done.weeks = _weeks(sources, options, store, choices.catch_up)
+        done.weeks = _weeks(sources, options, store, choices, digest.dry_run)
         for week in done.weeks:  # oldest first, each once
             report.week = week
             weekly = replace(options, week=week)
@@ -137,11 +137,21 @@ def _require_listings(sources: Sequence[str], store: Store, week: str) -> None:
                           "with `digest ingest`")
 
 
-def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: bool) -> list[str]:
-    if not catch_up:
-        return [options.week]
-    found = weeks_with_records(sources, options, store, today_week=current_week())
-    return catch_up_weeks(found, store, until=options.week)
+def _weeks(sources: Sequence[str], options: Options, store: Store, choices: PublishChoices,
+           dry_run: bool) -> list[str]:
+    """The weeks this run writes, oldest first: the week asked (every week since the last
+    issue with ``catch_up``), after the earlier weeks whose Batch API job is still to be
+    collected: a weekly ``--week last`` would never come back to them."""
+    if choices.catch_up:
+        found = weeks_with_records(sources, options, store, today_week=current_week())
+        weeks = catch_up_weeks(found, store, until=options.week)
+    else:
+        weeks = [options.week]
+    batch = choices.batch
+    if dry_run or batch is None or batch.output_file is not None:  # a file answers one week
+        return weeks
+    waiting = {job["week"] for job in store.batch_jobs(pending=True)}
+    return sorted({week for week in waiting if week < options.week} | set(weeks))
 
 
 def _refuse_another_issue(issue: Issue, store: Store) -> None:
@@ -261,7 +271,14 @@ def _refuse_unpublished_week(store: Store, week: str) -> None:
     """A store whose newsletter publishes issues mails only those: a week it has not
     published (yet: a catch-up stopped before it, its listing is late) would go out as
     another issue, and be recorded as sent before its own issue is published. A store that
-    publishes nothing (mail only) builds the week's issue."""
+    publishes nothing (mail only) builds the week's issue. A week whose Batch API job the
+    newsletter has still to collect will be published: a retry can mail it (exit 75)."""
+    waiting = store.batch_jobs(week, pending=True)
+    if waiting:
+        raise MailUnavailable(f"the issue of {week} is not published yet: the newsletter of "
+                              f"{store.path} still has to collect its Batch API job "
+                              f"{waiting[-1]['id']}; nothing was sent: mail it once the "
+                              "newsletter has published it")
     weeks = [row["week"] for row in store.issues()]
     if weeks and week not in weeks:
         raise MailError(f"the issue of {week} is not published: the newsletter of "
