@@ -35,7 +35,7 @@ from typing import Any
 
 from . import issue_codec
 from .dedup import published_names
-from .errors import ConfigError, StateError, StateUnavailable, TemplateError
+from .errors import ConfigError, StateBusy, StateError, StateUnavailable, TemplateError
 from .llm._stats import LLMStats
 from .models import Issue, Record
 from .outputs import (
@@ -139,9 +139,22 @@ def _complete(store: Store, week: str, out: Path, payload: dict[str, Any]) -> di
     archive = regenerate_archive(out, store, renderer, payload.get("site_url"),
                                  pending={week: history_from_json(payload["history"])})
     pause_at("archive")
-    store.finish_publishing(week)
+    _record_published(store, week, out)
     pause_at("published")
     return {_report_key(path): path for path in [*files, *archive]}
+
+
+def _record_published(store: Store, week: str, out: Path) -> None:
+    """A store that cannot record the issue published now (a full or read-only disk) leaves
+    it pending, its files out: the error says so, not "nothing was stored"."""
+    try:
+        store.finish_publishing(week)
+    except (StateBusy, StateUnavailable) as error:
+        reason = error.reason or str(error)
+        raise type(error)(f"{store.path}: {reason}; the issue of {week} is written in {out}, "
+                          "but the store could not record it published: it stays pending and "
+                          "the next run finishes it, publishing nothing twice: free space or "
+                          "make the store writable, then run again", reason=reason) from None
 
 
 def _renderer_of(week: str, payload: dict[str, Any]) -> Renderer:

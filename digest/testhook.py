@@ -2,7 +2,8 @@
 
 ``DIGEST_TEST_PAUSE_AT=<point>`` makes the process create the file named by
 ``DIGEST_TEST_PAUSE_FILE`` (if set) when it reaches ``<point>`` and sleep there for
-up to 60 s; the test polls for that file, then kills the process. The points are
+up to 60 s; the test polls for that file, then kills the process (or removes the file,
+and the run goes on: a fault made while it waits meets the rest of the run). The points are
 places no timing could hit reliably from outside: ``locked`` (the run lock was just
 taken), ``pending`` (the issue is recorded pending, no file written yet), ``files``
 (the issue's files are in place, the store does not record them yet), ``sending``
@@ -26,4 +27,6 @@ def pause_at(point: str) -> None:
     marker = os.environ.get("DIGEST_TEST_PAUSE_FILE")
     if marker:
         Path(marker).write_text(str(os.getpid()))
-    time.sleep(MAX_PAUSE_S)
+    deadline = time.monotonic() + MAX_PAUSE_S
+    while time.monotonic() < deadline and (not marker or Path(marker).exists()):
+        time.sleep(0.05)

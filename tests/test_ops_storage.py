@@ -4,6 +4,7 @@ with history, and 20 first deliveries at once to a new store (forked processes).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -18,12 +19,15 @@ from digest.errors import StateError
 from digest.state import CallRecord, Store
 from tests.conftest import EXAMPLES, remount_read_only
 from tests.opsrun import (
+    DEADLINE_S,
     cli,
     kill9,
     pending_weeks,
     published,
     run_process,
+    spawn,
     start_paused,
+    wait_for,
     week_listing,
 )
 
@@ -610,3 +614,31 @@ def test_another_programs_sqlite_file_is_refused_and_left_unchanged(tmp_path, sc
     assert ("tables users" if "users" in schema else "tables issues") in line
     assert other.read_bytes() == before and not (tmp_path / "out").exists()
     assert not other.with_name("app.db-wal").exists()
+
+
+def test_a_store_that_cannot_record_the_issue_published_says_it_is_written_and_pending(
+        small_disk, tmp_path):
+    """The store's disk failing between the issue's files and its record said "the disk is
+    full ...; nothing was stored: free some space and run again", though the issue, index and
+    feed were out (a probe, stop 31). It says what is out and that the next run finishes it."""
+    state, out, report = small_disk / "state.sqlite", tmp_path / "out", tmp_path / "r.json"
+    week_listing(tmp_path / "in", "2026-W47", 5)
+    args = [str(tmp_path / "in"), "--week", "2026-W47", "--state", str(state), "--out", str(out),
+            "--backend", "offline"]
+    marker = tmp_path / "marker"
+    run = spawn("newsletter", *args, "--report", str(report),
+                env={"DIGEST_TEST_PAUSE_AT": "archive", "DIGEST_TEST_PAUSE_FILE": str(marker)})
+    wait_for(marker.exists, "archive reached")
+    filler = fill(small_disk)
+    marker.unlink()  # the run goes on, and meets the full disk
+    run.join(DEADLINE_S)
+    assert run.exitcode == 75
+    error = json.loads(report.read_text())["errors"][-1]
+    assert "the issue of 2026-W47 is written in" in error and "stays pending" in error
+    assert "nothing was stored" not in error
+    assert (out / "2026-W47.md").exists() and "2026-W47" in (out / "index.md").read_text()
+    filler.unlink()
+    assert pending_weeks(state) == ["2026-W47"]
+    assert cli("newsletter", *args).returncode == 0
+    assert len(published(state)["2026-W47"]) == 5 and pending_weeks(state) == []
+    assert (out / "index.md").read_text().count("- [2026-W47]") == 1
