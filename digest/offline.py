@@ -25,7 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from .models import CitedText, Paper, SummarySegment
@@ -211,7 +212,7 @@ def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
             rest += 1.5
     share = 0.0
     if title_terms:
-        terms = map(itemgetter(0), row.counts) if same else _tokens(clean)
+        terms = row.terms if same else _tokens(clean)
         share = 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
     return ((3.0 if contribution else 1.5) + rest) + share, contribution, rest, share
 
@@ -424,8 +425,15 @@ class _Sentence:
     clean: str  # markup stripped: what a gist is scored on
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
-    counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
+    terms: tuple[str, ...]  # the distinct terms of ``text``, in first-seen order
+    tallies: tuple[int, ...]  # how often ``text`` has each of them
     contribution: bool  # states the paper's contribution ("we propose …")
+
+    @property
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """Each term with its count: two flat tuples hold them (~12 pair tuples less a
+        sentence, and flat tuples are what a theme summary reads in bulk)."""
+        return tuple(zip(self.terms, self.tallies, strict=True))
 
     @property
     def role(self) -> int:
@@ -445,7 +453,7 @@ class _Sentence:
 
     def fits(self, max_chars: int) -> bool:
         """Whether a summary can show it (a whole sentence, no link, few numbers)."""
-        return bool(self.counts) and _eligible(self.text, max_chars)
+        return bool(self.terms) and _eligible(self.text, max_chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,8 +530,9 @@ _sentence_table = _TableCache(_split_table, _TABLE_CHARS)
 
 def _sentence(index: int, clean: str) -> _Sentence:
     text = rewrite(clean)
-    counts = tuple(_tally(_tokens(text)).items())
-    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts, contributes(text))
+    counts = _tally(_tokens(text))
+    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), tuple(counts),
+                     tuple(counts.values()), contributes(text))
 
 
 def _tally(terms: list[str]) -> dict[str, int]:
@@ -653,11 +662,14 @@ class _TfIdf:
 
         self.rows = rows
         vocabulary = TermNumbers()
-        entries = [pair for _, row in rows for pair in row.counts]
-        terms = np.fromiter(map(vocabulary.__getitem__, map(itemgetter(0), entries)), np.int64,
-                            len(entries))
-        counts = np.fromiter(map(itemgetter(1), entries), np.int64, len(entries))
-        sizes = np.fromiter((len(row.counts) for _, row in rows), np.int64, len(rows))
+        sentences = list(map(itemgetter(1), rows))
+        sizes = np.fromiter(map(len, map(attrgetter("terms"), sentences)), np.int64, len(rows))
+        entries = int(sizes.sum())
+        terms = np.fromiter(map(vocabulary.__getitem__,
+                                chain.from_iterable(map(attrgetter("terms"), sentences))),
+                            np.int64, entries)
+        counts = np.fromiter(chain.from_iterable(map(attrgetter("tallies"), sentences)),
+                             np.int64, entries)
         self.starts = np.concatenate(([0], np.cumsum(sizes)))
         self.row_of_entry = np.repeat(np.arange(len(rows)), sizes)
         self.terms, self.vocabulary = terms, vocabulary
@@ -685,7 +697,7 @@ class _TfIdf:
     def vector(self, index: int) -> dict[str, float]:
         """The unit TF-IDF vector of sentence ``index``, in the order of its terms."""
         start, end = self.starts[index], self.starts[index + 1]
-        return dict(zip((term for term, _ in self.rows[index][1].counts),
+        return dict(zip(self.rows[index][1].terms,
                         self.weights[start:end].tolist(), strict=True))
 
     def _has_all(self, words: set[str]) -> np.ndarray:
@@ -773,7 +785,7 @@ def theme_summary(
     """A short extractive paragraph about the theme as a whole, each sentence citing the
     paper it was taken from (``CitedText.segments``)."""
     rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
-    if max_sentences <= 0 or max_chars <= 0 or not any(row.counts for _, row in rows):
+    if max_sentences <= 0 or max_chars <= 0 or not any(row.terms for _, row in rows):
         return CitedText(())
     tfidf = _TfIdf(rows, len(papers))
     closeness = tfidf.closeness([set(_tokens(k)) for k in keywords if _tokens(k)])
@@ -798,8 +810,8 @@ def _candidates(rows: Sequence[tuple[int, _Sentence]], closeness: Sequence[float
     tiers: tuple[Callable[[_Sentence], bool], ...] = (
         lambda row: row.fits(max_chars) and row.anaphora < 2,
         lambda row: row.fits(max_chars),
-        lambda row: bool(row.counts) and row.anaphora < 2,
-        lambda row: bool(row.counts))
+        lambda row: bool(row.terms) and row.anaphora < 2,
+        lambda row: bool(row.terms))
     for admits in tiers:
         ranking = _Ranking(rows, closeness, admits)
         if ranking[0] is not None:
