@@ -152,7 +152,11 @@ def _find_name(name: str, sentence: str) -> int | None:
     """Where the title's method name (or its plural) first appears as whole words: the
     ``(?<!\\w)name(?:e?s)?(?!\\w)`` search of the squashed texts, without compiling a pattern
     per paper."""
-    needle = _squash(name)
+    return _find_squashed(_squash(name), sentence)
+
+
+def _find_squashed(needle: str, sentence: str) -> int | None:
+    """:func:`_find_name` of the name squashed already (once a paper, not once a sentence)."""
     if needle.split(" ", 1)[0] not in sentence.lower():  # squashing keeps its words as written
         return None
     text = _squash(sentence)
@@ -179,7 +183,7 @@ def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[st
     taking it for an aim until that is asked (:func:`_gist_gains`), bound its score from above,
     as all that follows lowers it (float rounding never lets a subtraction of zero or more raise
     a sum): the rest, most of the cost, is worked out only while it can still beat the best."""
-    gains = [_gist_gains(row, name, title_terms) for row in table]
+    gains = _all_gist_gains(table, name, title_terms)
     best, best_score = -1, -math.inf
     # The highest bound first; among equal bounds the first sentence (a reverse sort is stable).
     for i in sorted(range(len(table)), key=lambda i: gains[i][0], reverse=True):
@@ -191,21 +195,39 @@ def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[st
     return best, best_score
 
 
-def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
+def _all_gist_gains(table: Sequence[_Sentence], name: str | None, title_terms: set[str]
+                    ) -> list[tuple[float, bool, float, float]]:
+    """:func:`_gist_gains` of each sentence. What the whole abstract lacks no sentence has:
+    in ASCII text (where lower-casing goes letter by letter), a word missing from all the
+    sentences lower-cased together is not looked for in each (most abstracts never say "in
+    this" or the title's name)."""
+    said = " ".join(row.clean for row in table)
+    ascii_only = said.isascii()
+    low = said.lower() if ascii_only else ""
+    in_this = not ascii_only or "in this " in low
+    needle = _squash(name) if name else None
+    if needle is not None and ascii_only and needle.split(" ", 1)[0] not in low:
+        needle = None
+    return [_gist_gains(row, needle, in_this, title_terms) for row in table]
+
+
+def _gist_gains(row: _Sentence, needle: str | None, in_this: bool, title_terms: set[str]
                 ) -> tuple[float, bool, float, float]:
     """What a sentence's gist score adds, in the order it adds it: +3 a contribution ("we
     propose …") or +1.5 an aim, +1 "in this paper", +2 the title's name (+1.5 more opening
     "Name is a …"), then up to +1.5 the title's terms. All but the last are halves, so their
     sums are exact in any order: the score is ``(lead + rest) + share`` whatever the lead.
     Returns that with the lead of an aim for a sentence that states no contribution (a bound:
-    :func:`aims` is asked later, only if it can still win), the contribution, rest and share."""
+    :func:`aims` is asked later, only if it can still win), the contribution, rest and share.
+    ``needle`` is the title's name squashed (None: no name, or none in the abstract);
+    ``in_this``: whether the abstract may say "in this"."""
     clean = row.clean
     same = clean == row.text  # then what the sentence table found in the text holds
     contribution = row.contribution if same else contributes(clean)
     rest = 0.0
-    if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
+    if in_this and may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
         rest += 1.0
-    mention = _find_name(name, clean) if name else None
+    mention = _find_squashed(needle, clean) if needle is not None else None
     if mention is not None:
         rest += 2.0
         if mention == 0 and _DEFINITION.match(clean):  # "X is a …"
