@@ -781,20 +781,33 @@ def _centroid(weights: np.ndarray, terms: np.ndarray, paper_of_entry: np.ndarray
 
     _, first, inverse = np.unique(paper_of_entry * n_terms + terms, return_index=True,
                                   return_inverse=True)
-    order = np.argsort(first)  # a (paper, term) slot for each, by first use: paper by paper
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    sums = np.zeros(len(order))
+    # A (paper, term) slot for each, numbered by first use, paper by paper: the entries that
+    # use a slot first, in entry order, and each slot's number counted along them (no sort).
+    firsts = _marked(first, len(terms))
+    rank = (np.cumsum(firsts) - 1)[first]
+    sums = np.zeros(len(first))
     np.add.at(sums, rank[inverse.ravel()], weights)  # one sentence after another
-    slot_paper, slot_term = paper_of_entry[first[order]], terms[first[order]]
+    in_order = np.flatnonzero(firsts)
+    slot_paper, slot_term = paper_of_entry[in_order], terms[in_order]
     starts = np.searchsorted(slot_paper, np.arange(n_papers + 1))
     unit = sums / np.sqrt(_row_sums(sums * sums, starts))[slot_paper]
     total = np.zeros(n_terms)
     np.add.at(total, slot_term, unit)  # one paper after another
-    _, first_slot = np.unique(slot_term, return_index=True)
-    seen = total[slot_term[np.sort(first_slot)]]
+    # Each term's first slot: the least slot number among its slots.
+    first_slot = np.full(n_terms, len(slot_term))
+    np.minimum.at(first_slot, slot_term, np.arange(len(slot_term)))
+    seen = total[slot_term[_marked(first_slot[first_slot < len(slot_term)], len(slot_term))]]
     norm = math.sqrt(sum((seen * seen).tolist()))
     return total / norm if norm else total
+
+
+def _marked(positions: np.ndarray, size: int) -> np.ndarray:
+    """A mask of ``size`` entries, True at ``positions``."""
+    import numpy as np
+
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return mask
 
 
 def theme_summary(
