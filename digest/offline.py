@@ -25,7 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from .models import CitedText, Paper, SummarySegment
@@ -151,7 +152,11 @@ def _find_name(name: str, sentence: str) -> int | None:
     """Where the title's method name (or its plural) first appears as whole words: the
     ``(?<!\\w)name(?:e?s)?(?!\\w)`` search of the squashed texts, without compiling a pattern
     per paper."""
-    needle = _squash(name)
+    return _find_squashed(_squash(name), sentence)
+
+
+def _find_squashed(needle: str, sentence: str) -> int | None:
+    """:func:`_find_name` of the name squashed already (once a paper, not once a sentence)."""
     if needle.split(" ", 1)[0] not in sentence.lower():  # squashing keeps its words as written
         return None
     text = _squash(sentence)
@@ -178,7 +183,7 @@ def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[st
     taking it for an aim until that is asked (:func:`_gist_gains`), bound its score from above,
     as all that follows lowers it (float rounding never lets a subtraction of zero or more raise
     a sum): the rest, most of the cost, is worked out only while it can still beat the best."""
-    gains = [_gist_gains(row, name, title_terms) for row in table]
+    gains = _all_gist_gains(table, name, title_terms)
     best, best_score = -1, -math.inf
     # The highest bound first; among equal bounds the first sentence (a reverse sort is stable).
     for i in sorted(range(len(table)), key=lambda i: gains[i][0], reverse=True):
@@ -190,28 +195,46 @@ def _best_gist(table: Sequence[_Sentence], name: str | None, title_terms: set[st
     return best, best_score
 
 
-def _gist_gains(row: _Sentence, name: str | None, title_terms: set[str]
+def _all_gist_gains(table: Sequence[_Sentence], name: str | None, title_terms: set[str]
+                    ) -> list[tuple[float, bool, float, float]]:
+    """:func:`_gist_gains` of each sentence. What the whole abstract lacks no sentence has:
+    in ASCII text (where lower-casing goes letter by letter), a word missing from all the
+    sentences lower-cased together is not looked for in each (most abstracts never say "in
+    this" or the title's name)."""
+    said = " ".join(row.clean for row in table)
+    ascii_only = said.isascii()
+    low = said.lower() if ascii_only else ""
+    in_this = not ascii_only or "in this " in low
+    needle = _squash(name) if name else None
+    if needle is not None and ascii_only and needle.split(" ", 1)[0] not in low:
+        needle = None
+    return [_gist_gains(row, needle, in_this, title_terms) for row in table]
+
+
+def _gist_gains(row: _Sentence, needle: str | None, in_this: bool, title_terms: set[str]
                 ) -> tuple[float, bool, float, float]:
     """What a sentence's gist score adds, in the order it adds it: +3 a contribution ("we
     propose …") or +1.5 an aim, +1 "in this paper", +2 the title's name (+1.5 more opening
     "Name is a …"), then up to +1.5 the title's terms. All but the last are halves, so their
     sums are exact in any order: the score is ``(lead + rest) + share`` whatever the lead.
     Returns that with the lead of an aim for a sentence that states no contribution (a bound:
-    :func:`aims` is asked later, only if it can still win), the contribution, rest and share."""
+    :func:`aims` is asked later, only if it can still win), the contribution, rest and share.
+    ``needle`` is the title's name squashed (None: no name, or none in the abstract);
+    ``in_this``: whether the abstract may say "in this"."""
     clean = row.clean
     same = clean == row.text  # then what the sentence table found in the text holds
     contribution = row.contribution if same else contributes(clean)
     rest = 0.0
-    if may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
+    if in_this and may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
         rest += 1.0
-    mention = _find_name(name, clean) if name else None
+    mention = _find_squashed(needle, clean) if needle is not None else None
     if mention is not None:
         rest += 2.0
         if mention == 0 and _DEFINITION.match(clean):  # "X is a …"
             rest += 1.5
     share = 0.0
     if title_terms:
-        terms = map(itemgetter(0), row.counts) if same else _tokens(clean)
+        terms = row.terms if same else _tokens(clean)
         share = 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
     return ((3.0 if contribution else 1.5) + rest) + share, contribution, rest, share
 
@@ -424,8 +447,15 @@ class _Sentence:
     clean: str  # markup stripped: what a gist is scored on
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
-    counts: tuple[tuple[str, int], ...]  # term counts of ``text``, in first-seen order
+    terms: tuple[str, ...]  # the distinct terms of ``text``, in first-seen order
+    tallies: tuple[int, ...]  # how often ``text`` has each of them
     contribution: bool  # states the paper's contribution ("we propose …")
+
+    @property
+    def counts(self) -> tuple[tuple[str, int], ...]:
+        """Each term with its count: two flat tuples hold them (~12 pair tuples less a
+        sentence, and flat tuples are what a theme summary reads in bulk)."""
+        return tuple(zip(self.terms, self.tallies, strict=True))
 
     @property
     def role(self) -> int:
@@ -445,7 +475,7 @@ class _Sentence:
 
     def fits(self, max_chars: int) -> bool:
         """Whether a summary can show it (a whole sentence, no link, few numbers)."""
-        return bool(self.counts) and _eligible(self.text, max_chars)
+        return bool(self.terms) and _eligible(self.text, max_chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,8 +552,9 @@ _sentence_table = _TableCache(_split_table, _TABLE_CHARS)
 
 def _sentence(index: int, clean: str) -> _Sentence:
     text = rewrite(clean)
-    counts = tuple(_tally(_tokens(text)).items())
-    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), counts, contributes(text))
+    counts = _tally(_tokens(text))
+    return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), tuple(counts),
+                     tuple(counts.values()), contributes(text))
 
 
 def _tally(terms: list[str]) -> dict[str, int]:
@@ -653,11 +684,14 @@ class _TfIdf:
 
         self.rows = rows
         vocabulary = TermNumbers()
-        entries = [pair for _, row in rows for pair in row.counts]
-        terms = np.fromiter(map(vocabulary.__getitem__, map(itemgetter(0), entries)), np.int64,
-                            len(entries))
-        counts = np.fromiter(map(itemgetter(1), entries), np.int64, len(entries))
-        sizes = np.fromiter((len(row.counts) for _, row in rows), np.int64, len(rows))
+        sentences = list(map(itemgetter(1), rows))
+        sizes = np.fromiter(map(len, map(attrgetter("terms"), sentences)), np.int64, len(rows))
+        entries = int(sizes.sum())
+        terms = np.fromiter(map(vocabulary.__getitem__,
+                                chain.from_iterable(map(attrgetter("terms"), sentences))),
+                            np.int64, entries)
+        counts = np.fromiter(chain.from_iterable(map(attrgetter("tallies"), sentences)),
+                             np.int64, entries)
         self.starts = np.concatenate(([0], np.cumsum(sizes)))
         self.row_of_entry = np.repeat(np.arange(len(rows)), sizes)
         self.terms, self.vocabulary = terms, vocabulary
@@ -685,7 +719,7 @@ class _TfIdf:
     def vector(self, index: int) -> dict[str, float]:
         """The unit TF-IDF vector of sentence ``index``, in the order of its terms."""
         start, end = self.starts[index], self.starts[index + 1]
-        return dict(zip((term for term, _ in self.rows[index][1].counts),
+        return dict(zip(self.rows[index][1].terms,
                         self.weights[start:end].tolist(), strict=True))
 
     def _has_all(self, words: set[str]) -> np.ndarray:
@@ -747,20 +781,33 @@ def _centroid(weights: np.ndarray, terms: np.ndarray, paper_of_entry: np.ndarray
 
     _, first, inverse = np.unique(paper_of_entry * n_terms + terms, return_index=True,
                                   return_inverse=True)
-    order = np.argsort(first)  # a (paper, term) slot for each, by first use: paper by paper
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    sums = np.zeros(len(order))
+    # A (paper, term) slot for each, numbered by first use, paper by paper: the entries that
+    # use a slot first, in entry order, and each slot's number counted along them (no sort).
+    firsts = _marked(first, len(terms))
+    rank = (np.cumsum(firsts) - 1)[first]
+    sums = np.zeros(len(first))
     np.add.at(sums, rank[inverse.ravel()], weights)  # one sentence after another
-    slot_paper, slot_term = paper_of_entry[first[order]], terms[first[order]]
+    in_order = np.flatnonzero(firsts)
+    slot_paper, slot_term = paper_of_entry[in_order], terms[in_order]
     starts = np.searchsorted(slot_paper, np.arange(n_papers + 1))
     unit = sums / np.sqrt(_row_sums(sums * sums, starts))[slot_paper]
     total = np.zeros(n_terms)
     np.add.at(total, slot_term, unit)  # one paper after another
-    _, first_slot = np.unique(slot_term, return_index=True)
-    seen = total[slot_term[np.sort(first_slot)]]
+    # Each term's first slot: the least slot number among its slots.
+    first_slot = np.full(n_terms, len(slot_term))
+    np.minimum.at(first_slot, slot_term, np.arange(len(slot_term)))
+    seen = total[slot_term[_marked(first_slot[first_slot < len(slot_term)], len(slot_term))]]
     norm = math.sqrt(sum((seen * seen).tolist()))
     return total / norm if norm else total
+
+
+def _marked(positions: np.ndarray, size: int) -> np.ndarray:
+    """A mask of ``size`` entries, True at ``positions``."""
+    import numpy as np
+
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return mask
 
 
 def theme_summary(
@@ -773,7 +820,7 @@ def theme_summary(
     """A short extractive paragraph about the theme as a whole, each sentence citing the
     paper it was taken from (``CitedText.segments``)."""
     rows = [(p, row) for p, paper in enumerate(papers) for row in _sentence_table(paper.abstract)]
-    if max_sentences <= 0 or max_chars <= 0 or not any(row.counts for _, row in rows):
+    if max_sentences <= 0 or max_chars <= 0 or not any(row.terms for _, row in rows):
         return CitedText(())
     tfidf = _TfIdf(rows, len(papers))
     closeness = tfidf.closeness([set(_tokens(k)) for k in keywords if _tokens(k)])
@@ -798,8 +845,8 @@ def _candidates(rows: Sequence[tuple[int, _Sentence]], closeness: Sequence[float
     tiers: tuple[Callable[[_Sentence], bool], ...] = (
         lambda row: row.fits(max_chars) and row.anaphora < 2,
         lambda row: row.fits(max_chars),
-        lambda row: bool(row.counts) and row.anaphora < 2,
-        lambda row: bool(row.counts))
+        lambda row: bool(row.terms) and row.anaphora < 2,
+        lambda row: bool(row.terms))
     for admits in tiers:
         ranking = _Ranking(rows, closeness, admits)
         if ranking[0] is not None:
