@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.links import paper_link
+from digest.models import Paper
+from digest.render.escape import safe_url
 from digest.render.renderer import _tidy
+from digest.render.view import _link_url
 
 
 def tidy_by_patterns(text: str) -> str:
@@ -25,3 +30,29 @@ def test_tidy_is_the_two_substitutions(text: str) -> None:
 def test_tidy_mends_spaces_that_make_a_run_of_blank_lines() -> None:
     assert _tidy("a\n \t\n\t\nb \n") == "a\n\nb\n"
     assert _tidy("a\nb\n") == "a\nb\n"
+
+
+_TITLE_TEXT = st.text(st.characters(codec="utf-8"), max_size=80) | st.sampled_from([
+    "A/B testing: 50% of <script>", "Über-Modelle & ‘Quotes’", "x" * 400, "  ", "Σ-ΣΣ ς",
+    "q?a#b [c](d) `e` \\f", "ﬁne ｆｕｌｌ width", "\u202e\ud800", "a\x00b\x7fc",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TITLE_TEXT, st.one_of(st.none(), _TITLE_TEXT, st.sampled_from(
+    ["2611.00001", "hep-th/9901001v2", "a b?c#d", "../x%41", ""])))
+def test_a_link_digest_builds_is_what_safe_url_makes_of_it(title: str, arxiv_id: str | None,
+                                                          ) -> None:
+    paper = Paper(id="p", title=title, abstract="", arxiv_id=arxiv_id)
+    try:
+        link = paper_link(paper)
+    except UnicodeEncodeError:  # a lone surrogate: no link is made either way
+        with pytest.raises(UnicodeEncodeError):
+            _link_url(paper)
+        return
+    assert _link_url(paper) == safe_url(link.url) == link.url
+
+
+def test_a_source_link_still_goes_through_safe_url() -> None:
+    paper = Paper(id="p", title="T", abstract="", url="https://example.org/é")
+    assert _link_url(paper) == "https://example.org/%C3%A9"
