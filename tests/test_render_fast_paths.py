@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from digest.links import paper_link
 from digest.models import Paper
-from digest.render.escape import safe_url
+from digest.render.escape import _may_need_escape, escape_markdown, one_line, safe_url
 from digest.render.renderer import _tidy
 from digest.render.view import _link_url
 
@@ -56,3 +56,23 @@ def test_a_link_digest_builds_is_what_safe_url_makes_of_it(title: str, arxiv_id:
 def test_a_source_link_still_goes_through_safe_url() -> None:
     paper = Paper(id="p", title="T", abstract="", url="https://example.org/é")
     assert _link_url(paper) == "https://example.org/%C3%A9"
+
+
+# The one pattern ``escape._may_need_escape`` replaced.
+_MAY_NEED_ESCAPE = re.compile(r"[\\`\[\]|$*_<&~@#]|://|(?i:www)\.|^[>+=\-]|^\d+[.)]")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(list("wW.:/>+=-19)a İ\u212a_*<&@#é٣") + ["www.", "://", "WwW."]),
+                max_size=12))
+def test_may_need_escape_finds_what_the_one_pattern_finds(pieces: list[str]) -> None:
+    line = one_line("".join(pieces))
+    assert _may_need_escape(line) == (_MAY_NEED_ESCAPE.search(line) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_escape_markdown_is_unchanged_on_any_text(text: str) -> None:
+    line = one_line(text)
+    if _MAY_NEED_ESCAPE.search(line) is None:
+        assert escape_markdown(text) == line
