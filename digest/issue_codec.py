@@ -1,13 +1,19 @@
-"""A published issue kept whole in the state store, so that ``digest email`` mails the issue
-the newsletter published (its papers, grouping and summaries) instead of building it again.
+"""A published issue kept in the state store, so that ``digest email`` mails the issue the
+newsletter published (its papers, grouping and summaries) instead of building it again.
 
 ``Kept`` is the issue with what its rendering and its mail need besides: the earlier issues
 its rising themes were judged against (a week published later, or an earlier one re-run,
 must not change them) and whether its LLM stage was degraded (the intro's fallback is not in
 the issue). ``pack`` turns it into compressed JSON and ``unpack`` gives it back equal, field
-for field, down to the paper ids each summary sentence cites. ``unpack`` returns None for
-what it cannot read (an issue kept by a later version of digest, a damaged row): the caller
-then builds the issue again, as for an issue published before issues were kept.
+for field, down to the paper ids each summary sentence cites, but for the abstracts no
+rendering reads: a paper's abstract is kept only among the first ``ABSTRACTS_KEPT`` of its
+section (an offline TL;DR line reads the leading ones), and the themes' term profiles, which
+the rising themes compare and which were made of every abstract, are kept instead
+(``render.view.know_past_themes``). The abstracts were three quarters of the JSON (48 of
+64 MB at 50,000 papers, 1.2 s to write); format 1, which kept them all, is still read.
+``unpack`` returns None for what it cannot read (an issue kept by a later version of digest,
+a damaged row): the caller then builds the issue again, as for an issue published before
+issues were kept.
 """
 
 from __future__ import annotations
@@ -32,10 +38,15 @@ from .models import (
     ThemeSummary,
 )
 from .render.rising import PastIssue, PastTheme
+from .render.view import know_past_themes, past_themes
 
 logger = logging.getLogger("digest.issue_codec")
 
-VERSION = 1
+VERSION = 2
+_READ = (1, 2)  # 1: every abstract, no term profiles
+# A section's leading papers whose abstracts are kept: ``offline.theme_tldr`` reads the first
+# 2 * TLDR_PAPERS (4) for a theme's TL;DR line (tests/test_issue_codec.py holds it to that).
+ABSTRACTS_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -49,9 +60,9 @@ class Kept:
 
 
 def pack(kept: Kept) -> bytes:
-    """``kept`` as zlib-compressed JSON, written a section at a time: a 50k issue is 64 MB
-    of JSON, and only its compressed third is ever held whole."""
-    squeeze = zlib.compressobj(1)  # level 1: ~0.6 s for a 50k issue, still about 3:1
+    """``kept`` as zlib-compressed JSON, written a section at a time: a 50k issue is 16 MB
+    of JSON, and only its compressed part is ever held whole."""
+    squeeze = zlib.compressobj(1)  # level 1: fast, and still about 3:1
     packed = [squeeze.compress(piece.encode("ascii")) for piece in _json_pieces(kept)]
     return b"".join([*packed, squeeze.flush()])
 
@@ -61,6 +72,7 @@ def _json_pieces(kept: Kept) -> Iterator[str]:
     issue = kept.issue
     head = _dumps({"version": VERSION, **_issue(issue),
                    "compared": [_past(past) for past in kept.compared],
+                   "themes": _past_themes(past_themes(issue)),
                    "degraded": kept.degraded, "stopped": kept.stopped})
     yield head[:-1] + ',"sections":['
     for number, section in enumerate(issue.sections):
@@ -68,7 +80,8 @@ def _json_pieces(kept: Kept) -> Iterator[str]:
     yield '],"also":['
     for start in range(0, len(issue.also), _PAPERS_A_PIECE):
         papers = issue.also[start:start + _PAPERS_A_PIECE]
-        yield ("," if start else "") + _dumps([_paper(paper) for paper in papers])[1:-1]
+        yield ("," if start else "") + _dumps([_paper(paper, abstract=False)
+                                               for paper in papers])[1:-1]
     yield "]}"
 
 
@@ -84,12 +97,15 @@ def unpack(blob: bytes) -> Kept | None:
     """The issue ``pack`` kept, or None when it cannot be read."""
     try:
         data = json.loads(zlib.decompress(blob).decode("utf-8"))
-        if data.get("version") != VERSION:
+        if data.get("version") not in _READ:
             logger.warning("the issue of %s was kept by another version of digest (format %s)",
                            data.get("week"), data.get("version"))
             return None
-        return Kept(_issue_from(data), tuple(_past_from(item) for item in data["compared"]),
+        kept = Kept(_issue_from(data), tuple(_past_from(item) for item in data["compared"]),
                     degraded=data["degraded"], stopped=data["stopped"])
+        if data["version"] > 1:  # its papers no longer say what its themes are about
+            know_past_themes(kept.issue, _past_themes_from(data["themes"]))
+        return kept
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
             AttributeError) as error:
         logger.warning("a published issue kept in the store could not be read (%s)", error)
@@ -131,7 +147,8 @@ def _section(section: IssueSection) -> dict[str, Any]:
             "summary": {"summary": _text(summary.summary), "gists": summary.gists,
                         "offline": summary.offline, "title": summary.title,
                         "tldr": summary.tldr, "fallback": summary.fallback},
-            "papers": [_paper(paper) for paper in section.papers]}
+            "papers": [_paper(paper, abstract=place < ABSTRACTS_KEPT)
+                       for place, paper in enumerate(section.papers)]}
 
 
 def _section_from(data: dict[str, Any]) -> IssueSection:
@@ -160,21 +177,30 @@ def _text_from(data: str | list[list[Any]]) -> str:
 
 
 def _past(past: PastIssue) -> list[Any]:
-    return [past.week, past.papers,
-            [[theme.title, list(theme.keywords), theme.papers, [list(term) for term in theme.terms]]
-             for theme in past.themes]]
+    return [past.week, past.papers, _past_themes(past.themes)]
 
 
 def _past_from(data: list[Any]) -> PastIssue:
     week, papers, themes = data
-    return PastIssue(week, papers, tuple(
+    return PastIssue(week, papers, _past_themes_from(themes))
+
+
+def _past_themes(themes: tuple[PastTheme, ...]) -> list[Any]:
+    return [[theme.title, list(theme.keywords), theme.papers, [list(term) for term in theme.terms]]
+            for theme in themes]
+
+
+def _past_themes_from(data: list[Any]) -> tuple[PastTheme, ...]:
+    return tuple(
         PastTheme(title, tuple(keywords), count, tuple((term, weight) for term, weight in terms))
-        for title, keywords, count, terms in themes))
+        for title, keywords, count, terms in data)
 
 
-def _paper(paper: Paper) -> list[Any]:
-    """A paper as a list in field order: 45,000 of them, so no repeated key names."""
-    return [paper.id, paper.title, paper.abstract, paper.url, list(paper.authors),
+def _paper(paper: Paper, *, abstract: bool) -> list[Any]:
+    """A paper as a list in field order: 45,000 of them, so no repeated key names. Its
+    abstract is "" unless ``abstract`` (see ``ABSTRACTS_KEPT``)."""
+    return [paper.id, paper.title, paper.abstract if abstract else "", paper.url,
+            list(paper.authors),
             paper.published.isoformat() if paper.published else None, paper.arxiv_id,
             [[s.source, s.position, s.line] for s in paper.sightings], paper.upvotes,
             list(paper.also_listed_as)]

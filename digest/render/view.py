@@ -7,6 +7,7 @@ escapes for the target format when a template prints it.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -220,12 +221,20 @@ def section_title(section: IssueSection) -> str:
 
 def paper_view(paper: Paper, gist: str, ref: str = "",
                reasons: Sequence[str] = ()) -> PaperView:
-    url = safe_url(paper.url) or safe_url(paper_link(paper).url)  # every paper has a link
+    url = safe_url(paper.url) or _link_url(paper)  # every paper has a link
     return PaperView(title=paper.title, url=Trusted(url) if url else None,
                      authors=authors_line(paper.authors), seen=paper.times_seen, gist=gist,
                      anchor=Trusted("paper-" + ref.replace(".", "-")), ref=ref,
                      also_listed_as="; ".join(paper.also_listed_as),
                      reasons=" · ".join(reasons))
+
+
+def _link_url(paper: Paper) -> str | None:
+    """The URL of ``paper_link``: one digest built (an arXiv page, a title search) is
+    percent-encoded as built, and ``safe_url`` would give it back as it is (a URL parse and
+    a quote a paper: 0.2 s of a 50k issue's listings without links)."""
+    link = paper_link(paper)
+    return link.url if link.kind != "source" else safe_url(link.url)
 
 
 def authors_line(authors: Sequence[str]) -> str:
@@ -304,7 +313,23 @@ def plural(count: int, noun: str) -> str:
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
     """This issue's themes as the history keeps them, with what their papers are about."""
+    known = _KNOWN_THEMES.get(id(issue))
+    if known is not None:
+        return known
     return _once_per_issue("past themes", issue, _past_themes)
+
+
+# The themes of issues whose papers no longer say what they are about, by the issue's id while
+# it lives: an issue kept in the store keeps its themes' profiles, not every abstract.
+_KNOWN_THEMES: dict[int, tuple[PastTheme, ...]] = {}
+
+
+def know_past_themes(issue: Issue, themes: tuple[PastTheme, ...]) -> None:
+    """``issue``'s themes as ``past_themes`` made them when it was published
+    (``digest.issue_codec``): its rising themes are judged with these, its papers' abstracts
+    being gone."""
+    _KNOWN_THEMES[id(issue)] = themes
+    weakref.finalize(issue, _KNOWN_THEMES.pop, id(issue), None)  # before its id is reused
 
 
 def _past_themes(issue: Issue) -> tuple[PastTheme, ...]:
