@@ -1,19 +1,18 @@
 """A published issue kept in the state store, so that ``digest email`` mails the issue the
 newsletter published (its papers, grouping and summaries) instead of building it again.
 
-``Kept`` is the issue with what its rendering and its mail need besides: the earlier issues
-its rising themes were judged against (a week published later, or an earlier one re-run,
-must not change them) and whether its LLM stage was degraded (the intro's fallback is not in
-the issue). ``pack`` turns it into compressed JSON and ``unpack`` gives it back equal, field
-for field, down to the paper ids each summary sentence cites, but for the abstracts no
-rendering reads: a paper's abstract is kept only among the first ``ABSTRACTS_KEPT`` of its
-section (an offline TL;DR line reads the leading ones), and the themes' term profiles, which
-the rising themes compare and which were made of every abstract, are kept instead
-(``render.view.know_past_themes``). The abstracts were three quarters of the JSON (48 of
-64 MB at 50,000 papers, 1.2 s to write); format 1, which kept them all, is still read.
-``unpack`` returns None for what it cannot read (an issue kept by a later version of digest,
-a damaged row): the caller then builds the issue again, as for an issue published before
-issues were kept.
+``Kept`` is the issue with what its rendering and its mail need besides: the earlier issues its
+rising themes were judged against (a week published later, or an earlier one re-run, must not
+change them) and whether its LLM stage was degraded (the intro's fallback is not in the issue).
+``pack`` turns it into compressed JSON and ``unpack`` gives it back equal, field for field, down
+to the paper ids each summary sentence cites, but for the abstracts no rendering reads: a
+paper's abstract is kept only among the first ``ABSTRACTS_KEPT`` of its section (an offline
+TL;DR line reads the leading ones), and the themes' term profiles, which the rising themes
+compare and which were made of every abstract, are kept instead (``Kept.themes``, which the
+mail's renderings are given). The abstracts were three quarters of the JSON (48 of 64 MB at
+50,000 papers, 1.2 s to write); format 1, which kept them all, is still read. ``unpack`` returns
+None for what it cannot read (an issue kept by a later version of digest, a damaged row): the
+caller then builds the issue again, as for an issue published before issues were kept.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from .models import (
     ThemeSummary,
 )
 from .render.rising import PastIssue, PastTheme
-from .render.view import know_past_themes, past_themes
+from .render.view import past_themes
 
 logger = logging.getLogger("digest.issue_codec")
 
@@ -57,6 +56,9 @@ class Kept:
     compared: tuple[PastIssue, ...] = ()  # what its rising themes were judged against
     degraded: bool = False  # part of it (a theme, the intro) was summarised offline
     stopped: str | None = None  # why its LLM calls stopped early, if they did
+    # Its themes' term profiles as published (None: made from its papers' abstracts, which
+    # an issue kept in format 2 no longer has but for each theme's leading papers).
+    themes: tuple[PastTheme, ...] | None = None
 
 
 def pack(kept: Kept) -> bytes:
@@ -72,7 +74,8 @@ def _json_pieces(kept: Kept) -> Iterator[str]:
     issue = kept.issue
     head = _dumps({"version": VERSION, **_issue(issue),
                    "compared": [_past(past) for past in kept.compared],
-                   "themes": _past_themes(past_themes(issue)),
+                   "themes": _past_themes(kept.themes if kept.themes is not None
+                                          else past_themes(issue)),
                    "degraded": kept.degraded, "stopped": kept.stopped})
     yield head[:-1] + ',"sections":['
     for number, section in enumerate(issue.sections):
@@ -101,11 +104,9 @@ def unpack(blob: bytes) -> Kept | None:
             logger.warning("the issue of %s was kept by another version of digest (format %s)",
                            data.get("week"), data.get("version"))
             return None
-        kept = Kept(_issue_from(data), tuple(_past_from(item) for item in data["compared"]),
-                    degraded=data["degraded"], stopped=data["stopped"])
-        if data["version"] > 1:  # its papers no longer say what its themes are about
-            know_past_themes(kept.issue, _past_themes_from(data["themes"]))
-        return kept
+        themes = _past_themes_from(data["themes"]) if data["version"] > 1 else None
+        return Kept(_issue_from(data), tuple(_past_from(item) for item in data["compared"]),
+                    degraded=data["degraded"], stopped=data["stopped"], themes=themes)
     except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError,
             AttributeError) as error:
         logger.warning("a published issue kept in the store could not be read (%s)", error)

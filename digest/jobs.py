@@ -235,7 +235,7 @@ def _message(digest: Digest, sources: Sequence[str], options: Options, choices: 
     kept = _published_issue(store, options.week, report) if choices.state else None
     if kept is not None:
         _refuse_degraded_issue(kept, report, choices.fail_on_degraded)
-        issue, history = kept.issue, list(kept.compared)
+        issue, history, themes = kept.issue, list(kept.compared), kept.themes
     else:
         if choices.state is not None:
             _refuse_unpublished_week(store, options.week)
@@ -243,11 +243,12 @@ def _message(digest: Digest, sources: Sequence[str], options: Options, choices: 
         if choices.state is not None:
             _refuse_another_issue(built.issue, store)
         _refuse_degraded(report, choices.fail_on_degraded)
-        issue = built.issue
+        issue, themes = built.issue, None
         history = past_issues(archive_history(choices.out, store)) if choices.out else []
     renderer = Renderer(options.templates_dir)
-    return build_message(issue, text=renderer.text(issue, history=history),
-                         html=renderer.html(issue, history=history), settings=choices.mail)
+    return build_message(issue, text=renderer.text(issue, history=history, themes=themes),
+                         html=renderer.html(issue, history=history, themes=themes),
+                         settings=choices.mail)
 
 
 def _published_issue(store: Store, week: str, report: RunReport) -> issue_codec.Kept | None:

@@ -31,7 +31,7 @@ from ..errors import ConfigError, TemplateError
 from ..files import utf8_text
 from ..models import Issue
 from .escape import escape_markdown, html_text, one_line, plain_text
-from .rising import PastIssue
+from .rising import PastIssue, PastTheme
 from .view import Trusted, issue_view, plural
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -239,25 +239,31 @@ class Renderer:
         self._envs = {kind: _environment(loader, kind, sandboxed=templates_dir is not None)
                       for kind in _FINALIZE}
 
-    def render(self, issue: Issue, fmt: str = "md", *,
-               history: Sequence[PastIssue] = ()) -> str:
-        """``issue`` as ``md``, ``html`` or ``txt``; rising themes judged against ``history``."""
+    def render(self, issue: Issue, fmt: str = "md", *, history: Sequence[PastIssue] = (),
+               themes: Sequence[PastTheme] | None = None) -> str:
+        """``issue`` as ``md``, ``html`` or ``txt``; rising themes judged against ``history``
+        (``themes``: the issue's own term profiles as published, for an issue kept without
+        every abstract; by default made from its papers)."""
         if fmt not in FORMATS:
             raise ConfigError(f"unknown output format {fmt!r}; choose from {', '.join(FORMATS)}")
-        key = (fmt, self._search, tuple(history))
+        key = (fmt, self._search, tuple(history), None if themes is None else tuple(themes))
         done = _LAST.get(issue, key)
         if done is not None:
             return done
-        return _LAST.keep(issue, key, self.page(FORMATS[fmt], issue=issue_view(issue, history)))
+        view = issue_view(issue, history, themes)
+        return _LAST.keep(issue, key, self.page(FORMATS[fmt], issue=view))
 
-    def markdown(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
-        return self.render(issue, "md", history=history)
+    def markdown(self, issue: Issue, *, history: Sequence[PastIssue] = (),
+                 themes: Sequence[PastTheme] | None = None) -> str:
+        return self.render(issue, "md", history=history, themes=themes)
 
-    def html(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
-        return self.render(issue, "html", history=history)
+    def html(self, issue: Issue, *, history: Sequence[PastIssue] = (),
+             themes: Sequence[PastTheme] | None = None) -> str:
+        return self.render(issue, "html", history=history, themes=themes)
 
-    def text(self, issue: Issue, *, history: Sequence[PastIssue] = ()) -> str:
-        return self.render(issue, "txt", history=history)
+    def text(self, issue: Issue, *, history: Sequence[PastIssue] = (),
+             themes: Sequence[PastTheme] | None = None) -> str:
+        return self.render(issue, "txt", history=history, themes=themes)
 
     def page(self, name: str, **context: Any) -> str:
         """Render the template ``name``; its format (and escaping) comes from its suffix."""

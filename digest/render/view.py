@@ -7,7 +7,6 @@ escapes for the target format when a template prints it.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -124,10 +123,15 @@ def _once_per_issue(part: str, issue: Issue, compute: Callable[[Issue], _T]) -> 
     return value
 
 
-def issue_view(issue: Issue, history: Sequence[PastIssue] = ()) -> IssueView:
-    """Everything a template needs to show ``issue``, rising themes judged against ``history``."""
+def issue_view(issue: Issue, history: Sequence[PastIssue] = (),
+               themes: Sequence[PastTheme] | None = None) -> IssueView:
+    """Everything a template needs to show ``issue``, rising themes judged against ``history``
+    (``themes``: the issue's own as published, when its papers no longer have every abstract)."""
     view = _once_per_issue("view", issue, _view_without_rising)
-    rising = rising_themes(issue.week, past_themes(issue), history) if history else None
+    if not history:
+        return view
+    own = past_themes(issue) if themes is None else themes
+    rising = rising_themes(issue.week, own, history)
     if rising is None:
         return view
     return _below_rising(replace(view, rising=rising))
@@ -313,23 +317,7 @@ def plural(count: int, noun: str) -> str:
 
 def past_themes(issue: Issue) -> tuple[PastTheme, ...]:
     """This issue's themes as the history keeps them, with what their papers are about."""
-    known = _KNOWN_THEMES.get(id(issue))
-    if known is not None:
-        return known
     return _once_per_issue("past themes", issue, _past_themes)
-
-
-# The themes of issues whose papers no longer say what they are about, by the issue's id while
-# it lives: an issue kept in the store keeps its themes' profiles, not every abstract.
-_KNOWN_THEMES: dict[int, tuple[PastTheme, ...]] = {}
-
-
-def know_past_themes(issue: Issue, themes: tuple[PastTheme, ...]) -> None:
-    """``issue``'s themes as ``past_themes`` made them when it was published
-    (``digest.issue_codec``): its rising themes are judged with these, its papers' abstracts
-    being gone."""
-    _KNOWN_THEMES[id(issue)] = themes
-    weakref.finalize(issue, _KNOWN_THEMES.pop, id(issue), None)  # before its id is reused
 
 
 def _past_themes(issue: Issue) -> tuple[PastTheme, ...]:
