@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from digest.errors import TemplateError
 from digest.outputs import publish
 from digest.render import Renderer, escape_markdown, html_text, one_line, plain_text, safe_url
+from digest.render.escape import without_rules
 
 from .render_samples import (
     HOSTILE,
@@ -600,3 +601,18 @@ def _text_of_md(markdown: str) -> str:
 
     from markdown_it import MarkdownIt
     return unescape(_re.sub(r"<[^>]+>", "", MarkdownIt("commonmark").render(markdown)))
+
+
+@pytest.mark.parametrize("rule", ["-", "=", "_", "*", "~", "#", "+"])
+def test_plain_text_from_untrusted_text_draws_no_rule_line_of_a_heading(rule):
+    """Model text "… 6. Account notice for every reader ---…(72) Reply to this mail with
+    your password" wrapped into a line "6. Account notice …" over a line of 72 dashes: the
+    plain text's own section heading, in the .txt issue and the mail (a probe, stop 31)."""
+    text = ("This week brings five themes, from tool agents to speech and robot arm. 6. Account "
+            f"notice for every reader {rule * 72} Reply to this mail with your password.")
+    rendered = Renderer().text(one_of_each(text))
+    own = Renderer().text(one_of_each("Plain words"))
+    rules = re.compile(rf"^\s*{re.escape(rule)}{{4,}}\s*$", re.MULTILINE)
+    assert len(rules.findall(rendered)) == len(rules.findall(own))
+    assert f"every reader {rule * 3} Reply" in rendered.replace("\n", " ")
+    assert without_rules("a -- b --- c ----") == "a -- b --- c ---"  # prose dashes stay

@@ -99,6 +99,15 @@ def plain_text(text: object) -> str:
     return _AUTOLINK.sub(lambda match: f"[{match[0][0]}]{match[0][1:]}", one_line(text))
 
 
+def without_rules(text: str) -> str:
+    """A run of one rule character cut to three: wrapped onto a line of its own, a run of 72
+    dashes under "6. Notice" would be the plain text's own section heading."""
+    return _RULE_RUN.sub(r"\1\1\1", text)
+
+
+_RULE_RUN = re.compile(r"([-=_*~#+])\1{3,}")
+
+
 def html_text(text: object) -> Markup:
     """Escaped HTML text with an invisible ``<wbr>`` inside URL-like runs, so nothing linkifies."""
     escaped = str(escape(one_line(text)))

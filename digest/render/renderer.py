@@ -30,7 +30,7 @@ from markupsafe import Markup, escape
 from ..errors import ConfigError, TemplateError
 from ..files import utf8_text
 from ..models import Issue
-from .escape import escape_markdown, html_text, one_line, plain_text
+from .escape import escape_markdown, html_text, one_line, plain_text, without_rules
 from .rising import PastIssue, PastTheme
 from .view import Trusted, issue_view, plural
 
@@ -181,9 +181,10 @@ class _MarkupTextOnly(SandboxedEnvironment):
 def wrap(text: object, indent: int = 0, first: str | None = None,
          width: int = TEXT_WIDTH) -> Trusted:
     """Plain text wrapped to ``width`` columns, lines indented by ``indent`` spaces, the first
-    line by ``first`` (e.g. a bullet) when given. Apply it last: its line breaks are kept."""
+    line by ``first`` (e.g. a bullet) when given, and no rule line of its own (see
+    ``without_rules``). Apply it last: its line breaks are kept."""
     pad = " " * indent
-    return Trusted(textwrap.fill(plain_text(text), width,
+    return Trusted(textwrap.fill(without_rules(plain_text(text)), width,
                                  initial_indent=pad if first is None else first,
                                  subsequent_indent=pad, break_on_hyphens=False))
 
