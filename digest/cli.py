@@ -344,7 +344,7 @@ def ingest(
     with _handled(report, run):
         _require_sources(sources)
         settings = resolve_settings({"format": fmt, "state": state}, config)
-        if "-" in (sources or []) and sys.stdin.isatty():  # a person, not a mail hook
+        if "-" in (sources or []) and sys.stdin is not None and sys.stdin.isatty():  # a person
             _say("Reading a listing from the terminal; end it with Ctrl-D.")
         data = _sources.read_stdin(None) if "-" in (sources or []) else b""
         kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)

@@ -10,6 +10,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -642,3 +643,20 @@ def test_a_store_that_cannot_record_the_issue_published_says_it_is_written_and_p
     assert cli("newsletter", *args).returncode == 0
     assert len(published(state)["2026-W47"]) == 5 and pending_weeks(state) == []
     assert (out / "index.md").read_text().count("- [2026-W47]") == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("ingest", "-"), ("summarize", "-", "--backend", "offline"), ("dedup", "-"),
+])
+def test_a_listing_read_from_a_closed_standard_input_is_one_clear_error(tmp_path, args):
+    """`digest ingest - <&-` ended in a traceback (sys.stdin is None), and `summarize -` said
+    "unexpected AttributeError ... please report this as a digest bug" (a probe, stop 31)."""
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "-m", "digest", *args, "--state", str(tmp_path / "s.sqlite")]
+        if args[0] == "ingest" else [sys.executable, "-m", "digest", *args],
+        stdin=None, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(root)}, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and "bug" not in result.stderr
+    assert "standard input is closed" in result.stderr and "digest ingest - <" in result.stderr

@@ -133,6 +133,10 @@ def _read_file(path: Path, name: str, max_bytes: int) -> bytes:
 def read_stdin(stdin: StdinReader | None, max_bytes: int = MAX_SOURCE_BYTES) -> bytes | str:
     if stdin is not None:
         data = stdin()
+    elif sys.stdin is None:  # started with its standard input closed (`<&-`)
+        raise SourceError(STDIN, "standard input is closed, so there is nothing to read",
+                          fix="pipe or redirect the listing into digest (`digest ingest - < "
+                          "mail.eml`), or give its file instead of -")
     else:
         buffer = getattr(sys.stdin, "buffer", None)
         data = buffer.read(max_bytes + 1) if buffer is not None else sys.stdin.read()
