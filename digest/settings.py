@@ -8,6 +8,7 @@ password) are read from the environment only and are masked whenever settings ar
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import BOUNDS, CONFIG_KEYS, ENV_KEYS, check_bounds, load_config
-from .errors import ConfigError
+from .errors import ConfigError, DigestError, OutputUnavailable
 from .home import digest_home
 from .links import ARXIV_API
 from .redaction import url_for_logs
@@ -247,5 +248,11 @@ def starter_config(path: Path) -> Path:
         raise ConfigError(f"{path}: already exists; nothing was written (move it away, or "
                           "edit it)") from None
     except OSError as error:
-        raise ConfigError(f"{path}: cannot write ({error.strerror or error})") from None
+        what = f"{path}: cannot write ({error.strerror or error}); nothing was written"
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO):
+            raise OutputUnavailable(f"{what}: free space or make the disk writable, then run "
+                                    "again") from None
+        fix = ("create its folder first, or give another path" if error.errno == errno.ENOENT
+               else "give a file's path where you may write")
+        raise DigestError(f"{what}: {fix}") from None
     return path

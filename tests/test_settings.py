@@ -105,6 +105,15 @@ def test_init_writes_a_starter_that_loads_and_refuses_to_overwrite(tmp_path):
     assert path.read_text(encoding="utf-8") == "model = 'mine'\n"
 
 
+def test_init_into_a_folder_that_does_not_exist_is_exit_1_with_the_fix(tmp_path):
+    """It was exit 2 (usage), where the exit-code table gives 1 for an output file that
+    cannot be written (a probe, stop 31)."""
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "none" / "x.toml")])
+    assert result.exit_code == 1, result.output
+    assert "cannot write (No such file or directory)" in result.output
+    assert "create its folder first" in result.output
+
+
 def test_every_key_the_starter_documents_is_a_real_one(tmp_path):
     """Uncomment the starter's examples: the result must load (no unknown key, right types)."""
     uncommented = re.sub(r"^# (\w+ = .*?)([ \t]+#.*)?$", r"\1", STARTER, flags=re.M)
