@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import BOUNDS, CONFIG_KEYS, ENV_KEYS, check_bounds, load_config
+from .config import (
+    BOUNDS,
+    CONFIG_KEYS,
+    ENV_KEYS,
+    MODEL_TABLES,
+    TABLES,
+    check_bounds,
+    load_config,
+)
 from .errors import ConfigError, DigestError, OutputUnavailable
 from .home import digest_home
 from .links import ARXIV_API
@@ -83,6 +91,7 @@ class Settings:
     values: Mapping[str, Any]
     origins: Mapping[str, str]  # "flag", "env NAME", "file PATH" or "default"
     file: Mapping[str, Any]  # the checked config file, with its tables ([[themes]], [limits], …)
+    config_path: Path | None = None
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -93,8 +102,25 @@ class Settings:
     def shown(self) -> dict[str, dict[str, Any]]:
         """Every setting with its origin, secrets masked: what ``digest config --json`` prints."""
         table = {setting.name: setting for setting in all_settings()}
-        return {name: {"value": _masked(table[name], value), "from": self.origins[name]}
-                for name, value in self.values.items()}
+        shown = {name: {"value": _masked(table[name], value), "from": self.origins[name]}
+                 for name, value in self.values.items()}
+        return shown | self._tables_shown()
+
+    def _tables_shown(self) -> dict[str, dict[str, Any]]:
+        """The config file's tables as written ("limits.max_records_per_run"; "themes" for
+        the list of sections): what a table leaves out takes its default. No secret is read
+        from the file, so none is here."""
+        raw = load_config(self.config_path) if self.config_path is not None else {}
+        origin = f"file {self.config_path}"
+        shown: dict[str, dict[str, Any]] = {}
+        for name in (*TABLES, *MODEL_TABLES):
+            value = raw.get(name)
+            if isinstance(value, Mapping):
+                shown |= {f"{name}.{key}": {"value": item, "from": origin}
+                          for key, item in value.items()}
+            elif value is not None:
+                shown[name] = {"value": value, "from": origin}
+        return shown
 
     def lines(self) -> list[str]:
         """What ``digest config`` prints: one aligned line per setting."""
@@ -121,7 +147,7 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
             setting, flags.get(setting.name), file, environ, config_path)
     _check_bounds(values, origins)
     _check_sections_fit(values["max_themes"], origins["max_themes"], file, config_path)
-    return Settings(values, origins, file)
+    return Settings(values, origins, file, config_path)
 
 
 def checked_tables(file: Mapping[str, Any], config_path: Path | None) -> dict[str, Any]:

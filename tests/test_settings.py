@@ -320,3 +320,19 @@ def test_a_key_both_at_the_top_and_under_digest_is_a_usage_error(tmp_path, body)
     from digest.config import load_config
     with pytest.raises(ConfigError, match="both at the top level and under \\[digest\\]"):
         load_config(_toml(tmp_path, body))
+
+
+def test_config_shows_the_config_files_tables_too(tmp_path):
+    """`digest config` left out [limits], [profile] and [[themes]], though the README says it
+    prints every effective setting (a probe, stop 31)."""
+    path = _toml(tmp_path, '[limits]\nmax_records_per_source = 3\n\n[profile]\nkeywords = '
+                           '["agents"]\n\n[[themes]]\ntitle = "Bees"\nkeywords = ["bee"]\n')
+    text = CliRunner().invoke(app, ["config", "--config", str(path)])
+    assert text.exit_code == 0, text.output
+    assert re.search(rf"^limits\.max_records_per_source += 3 +\(file {re.escape(str(path))}\)$",
+                     text.output, re.M)
+    assert re.search(r"^profile\.keywords += \['agents'\] ", text.output, re.M)
+    shown = json.loads(CliRunner().invoke(app, ["config", "--config", str(path), "--json"]).output)
+    assert shown["themes"] == {"value": [{"title": "Bees", "keywords": ["bee"]}],
+                               "from": f"file {path}"}
+    assert shown["limits.max_records_per_source"]["value"] == 3
