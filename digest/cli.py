@@ -631,6 +631,8 @@ def _write_report(path: Path, run: RunReport, code: int) -> None:
     the exit code must still say what happened to the issue (and let `&& digest email` run)."""
     try:
         if str(path) == "-":  # --report -: after the product, on stdout
+            if sys.stdout is None:  # started with it closed (`>&-`): echo would say nothing
+                raise OSError(errno.EBADF, "it is closed")
             typer.echo(report_json(run), nl=False)
         else:
             write_report(path, run)

@@ -660,3 +660,17 @@ def test_a_listing_read_from_a_closed_standard_input_is_one_clear_error(tmp_path
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "bug" not in result.stderr
     assert "standard input is closed" in result.stderr and "digest ingest - <" in result.stderr
+
+
+def test_a_run_report_for_a_closed_standard_output_is_said_to_be_lost(tmp_path):
+    """`--report -` with standard output closed lost the report without a word (a probe,
+    stop 31): the warning says so, and the issue is out (exit 0)."""
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "-m", "digest", "newsletter", str(EXAMPLES), "--week", "2026-W47",
+         "--backend", "offline", "--out", "out", "--state", "s.sqlite", "--report", "-"],
+        capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(root)}, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 0, result.stderr
+    assert "standard output: cannot write the run report (it is closed)" in result.stderr
+    assert (tmp_path / "out" / "2026-W47.md").exists()
