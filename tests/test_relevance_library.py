@@ -46,6 +46,14 @@ def test_bibtex_string_macros_concatenate_and_months_expand() -> None:
     assert record.title == "T" and record.sighting.line == 3
 
 
+def test_a_newline_before_the_bibtex_key_is_read() -> None:
+    """"@article{\n  key1,\n  title = {…}\n}" failed with "nlkey.bib:2: expected 'name =
+    value' in this entry": the key was looked for only up to the first newline (a probe)."""
+    text = "@article{\n  key1,\n  title = {A Paper}\n}\n@misc{\n  title = {No Key}\n}\n"
+    records, warnings = parse_bibtex(text, "nlkey.bib")
+    assert [r.title for r in records] == ["A Paper", "No Key"] and warnings == []
+
+
 @pytest.mark.parametrize("text, line, problem", [
     ("@article{a, title={ok}}\n\n@article{b,\n  title = {never closed,\n}", 3, "never closed"),
     ("@article{a,\n title = {x},\n author {Finn}\n}", 3, "expected 'name = value'"),

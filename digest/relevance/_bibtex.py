@@ -97,6 +97,7 @@ def _read_entry(cursor: _Cursor, kind: str, start: int,
 
 
 def _read_key(cursor: _Cursor, closer: str) -> str:
+    cursor.skip_space()  # "@article{\n  key1," is legal BibTeX
     end = len(cursor.text)
     for stop in (",", closer, "\n"):
         found = cursor.text.find(stop, cursor.pos)
