@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 
 from digest.errors import SourceError
 from digest.relevance import load_library, parse_bibtex, parse_zotero_csv
+from digest.relevance._bibtex import split_authors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "relevance"
 
@@ -52,6 +56,32 @@ def test_a_newline_before_the_bibtex_key_is_read() -> None:
     text = "@article{\n  key1,\n  title = {A Paper}\n}\n@misc{\n  title = {No Key}\n}\n"
     records, warnings = parse_bibtex(text, "nlkey.bib")
     assert [r.title for r in records] == ["A Paper", "No Key"] and warnings == []
+
+
+@contextmanager
+def _at_most(seconds: float) -> Iterator[None]:
+    """Fail the block, rather than wait, when it runs longer than ``seconds``."""
+    def stop(*_: object) -> None:
+        raise TimeoutError(f"took longer than {seconds} s")
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_splitting_authors_is_linear_in_a_run_of_whitespace() -> None:
+    """`author={A` + 200,000 spaces + `B}` hung a run: ' and ' was tried at every position
+    of the run, each try scanning the rest of it (2.9 s at 20,000 spaces, minutes at 200,000;
+    a probe). Linear, it takes well under a second."""
+    with _at_most(5.0):
+        assert len(split_authors("A" + " " * 200_000 + "B")) == 1  # one name, cut long
+        assert split_authors("A" + " " * 100_000 + "and" + "\n" * 100_000 + "B") == ("A", "B")
+        text = ("@misc{k, title={T}, author={A" + " " * 200_000 + "and {Barnes and Noble}}}")
+        (record,), _ = parse_bibtex(text, "wide.bib")
+    assert record.authors == ("A", "Barnes and Noble")
 
 
 @pytest.mark.parametrize("text, line, problem", [
