@@ -117,7 +117,9 @@ def build_issue(sources: Sequence[str], options: Options, *,
         found = (resolve_ids(deduped.papers, store, base_url=options.arxiv_api)
                  if options.resolve_ids else deduped.papers)
         papers, already_published = _select(found, store, options)
-        choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest)
+        choice = choose(papers, options.profile, options.max_papers, show_rest=options.show_rest,
+                        limits=options.limits)
+        report.errors += choice.errors
         papers = list(choice.papers)
         report.relevance = dict(choice.report)
         by_id = {paper.id: paper for paper in papers}

@@ -335,6 +335,38 @@ def test_a_digest_of_one_url_with_a_read_only_digest_home_is_made_with_a_warning
     assert "Error" not in result.stderr and result.stdout.count("\n- **") == 2
 
 
+MAINTENANCE = b"<!DOCTYPE html>\n<html><body><h1>Down for maintenance</h1></body></html>\n"
+
+
+def test_a_maintenance_page_answered_with_200_never_replaces_the_cached_listing(server):
+    """A maintenance page answered with 200 replaced the good cached copy: when the server
+    later answered 500, the run exited 1 blaming the HTML page instead of using the listing
+    cached before it (a probe). Now the page is an error (exit 1) and never cached: a 500 then
+    uses the good copy (exit 0) or, with none, is the temporary failure it is (exit 75)."""
+    from tests.opsrun import cli
+
+    atom = (FIXTURES / "arxiv_listing.atom").read_bytes()
+    page = Reply(200, MAINTENANCE, {"Content-Type": "text/html; charset=utf-8"})
+    down = Reply(500, b"oops", {"Retry-After": "0"})
+    flip = server.queue("/flip", Reply(200, atom, {"Content-Type": "application/atom+xml"}),
+                        page, down)
+    never = server.queue("/never", page, down)
+
+    def run(url: str) -> tuple[int, str]:
+        result = cli("summarize", url, "--backend", "offline", "--week", "2026-W47")
+        return result.returncode, result.stderr
+
+    assert run(flip)[0] == 0
+    code, stderr = run(flip)
+    assert code == 1 and "HTML web page" in stderr
+    code, stderr = run(flip)
+    assert code == 0, stderr
+    assert "could not fetch it (HTTP 500" in stderr and "used the copy cached" in stderr
+    assert run(never)[0] == 1
+    code, stderr = run(never)
+    assert code == 75 and "HTML" not in stderr and "HTTP 500" in stderr
+
+
 def _packer(coding: str) -> zlib._Compress:
     return zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS + (0 if coding == "deflate" else 16))
 

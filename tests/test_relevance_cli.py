@@ -77,3 +77,23 @@ def test_papers_listed_under_also_this_week_count_as_published(seeds, tmp_path):
         published = store.published_before("2026-W48")
     ids = {paper_id for paper_id in published if not paper_id.startswith("~")}
     assert len(ids) == 25 + relevance["papers_also"]  # no later issue repeats them
+
+
+def test_the_library_keeps_to_the_config_limits_and_the_run_report_counts_the_cut(seeds,
+                                                                                 tmp_path):
+    """max_records_per_source = 3 and a 10-entry library used all 10 with `errors: []` in
+    the run report (a probe): now 3 are used and the cut is one of the report's errors."""
+    (tmp_path / "lib.bib").write_text("".join(
+        f"@misc{{k{i}, title = {{Learning World Models {i}}}}}\n" for i in range(10)),
+        encoding="utf-8")
+    path = tmp_path / "digest.toml"
+    path.write_text('[profile]\nlibrary = ["lib.bib"]\n[limits]\nmax_records_per_source = 3\n'
+                    "max_records_per_run = 1000\n", encoding="utf-8")
+    result = runner.invoke(app, ["summarize", str(seeds / "daily_papers_a.txt"),
+                                 "--config", str(path), "--backend", "offline",
+                                 "--week", "2026-W47", "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    errors = json.loads((tmp_path / "r.json").read_text())["errors"]  # the listing's cut too
+    (error,) = [e for e in errors if e.startswith(str(tmp_path / "lib.bib"))]
+    assert "7 of its 10 records were left out (kept 3)" in error
+    assert "max_records_per_source" in error and "7 of its 10 records" in result.stderr

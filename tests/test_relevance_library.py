@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.errors import SourceError
+from digest.ingest import IngestLimits
 from digest.relevance import load_library, parse_bibtex, parse_zotero_csv
+from digest.relevance._bibtex import split_authors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "relevance"
 
@@ -44,6 +49,40 @@ def test_bibtex_string_macros_concatenate_and_months_expand() -> None:
     (record,), _ = parse_bibtex('@preamble("x {)} y")\n@comment(skip)\n@misc(k, title={T})',
                                 "y.bib")
     assert record.title == "T" and record.sighting.line == 3
+
+
+def test_a_newline_before_the_bibtex_key_is_read() -> None:
+    """"@article{\n  key1,\n  title = {…}\n}" failed with "nlkey.bib:2: expected 'name =
+    value' in this entry": the key was looked for only up to the first newline (a probe)."""
+    text = "@article{\n  key1,\n  title = {A Paper}\n}\n@misc{\n  title = {No Key}\n}\n"
+    records, warnings = parse_bibtex(text, "nlkey.bib")
+    assert [r.title for r in records] == ["A Paper", "No Key"] and warnings == []
+
+
+@contextmanager
+def _at_most(seconds: float) -> Iterator[None]:
+    """Fail the block, rather than wait, when it runs longer than ``seconds``."""
+    def stop(*_: object) -> None:
+        raise TimeoutError(f"took longer than {seconds} s")
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_splitting_authors_is_linear_in_a_run_of_whitespace() -> None:
+    """`author={A` + 200,000 spaces + `B}` hung a run: ' and ' was tried at every position
+    of the run, each try scanning the rest of it (2.9 s at 20,000 spaces, minutes at 200,000;
+    a probe). Linear, it takes well under a second."""
+    with _at_most(5.0):
+        assert len(split_authors("A" + " " * 200_000 + "B")) == 1  # one name, cut long
+        assert split_authors("A" + " " * 100_000 + "and" + "\n" * 100_000 + "B") == ("A", "B")
+        text = ("@misc{k, title={T}, author={A" + " " * 200_000 + "and {Barnes and Noble}}}")
+        (record,), _ = parse_bibtex(text, "wide.bib")
+    assert record.authors == ("A", "Barnes and Noble")
 
 
 @pytest.mark.parametrize("text, line, problem", [
@@ -162,3 +201,29 @@ def test_a_library_folder_with_no_paper_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# my notes\n", encoding="utf-8")
     with pytest.raises(SourceError, match="no paper"):
         load_library([tmp_path])
+
+
+def _bib(count: int, prefix: str) -> str:
+    return "".join(f"@misc{{{prefix}{i}, title = {{Paper {prefix} {i}}}}}\n" for i in range(count))
+
+
+def test_a_library_keeps_to_the_record_limits_and_counts_each_cut(tmp_path: Path) -> None:
+    """A library ignored [limits]: max_records_per_source = 3 and a 10-entry .bib used all
+    10 with no error, and four 52 MB BibTeX files (337k entries) took 146 s and 2.1 GB (a
+    probe). Now each file keeps to max_records_per_source, all of them to
+    max_records_per_run, and each cut is an error that counts what was left out."""
+    (tmp_path / "a.bib").write_text(_bib(10, "a"), encoding="utf-8")
+    (tmp_path / "b.bib").write_text(_bib(10, "b"), encoding="utf-8")
+    library = load_library([tmp_path / "a.bib"], IngestLimits(max_records_per_source=3))
+    assert [r.title for r in library.records] == ["Paper a 0", "Paper a 1", "Paper a 2"]
+    (cut,) = library.cuts
+    assert cut.source == str(tmp_path / "a.bib") and "7 of its 10 records" in cut.problem
+    assert "[limits] max_records_per_source" in str(cut)
+    library = load_library([tmp_path / "a.bib", tmp_path / "b.bib"],
+                           IngestLimits(max_records_per_source=8, max_records_per_run=12))
+    assert len(library.records) == 12 and library.records[-1].title == "Paper b 3"
+    assert [(c.source, c.problem.split(", so ")[1]) for c in library.cuts] == [
+        (str(tmp_path / "a.bib"), "2 of its 10 records were left out (kept 8)"),
+        (str(tmp_path / "b.bib"), "2 of its 10 records were left out (kept 8)"),
+        (str(tmp_path / "b.bib"), "4 of its 8 records were left out (kept 4)")]
+    assert "[limits] max_records_per_run" in str(library.cuts[-1])

@@ -49,8 +49,14 @@ def detect_format(text: str, source: str, content_type: str | None = None) -> st
                       fix=f"force one with the format setting ({HINT})")
 
 
+def looks_like_html_page(text: str) -> bool:
+    """A web page (a maintenance, login or error page), never a listing; a feed is not one."""
+    head = text.lstrip("\ufeff \t\r\n")[:1000]
+    return head.startswith("<") and bool(_HTML.search(head)) and not _FEED.search(head)
+
+
 def _markup(head: str, source: str) -> str:
-    if _HTML.search(head[:1000]) and not _FEED.search(head[:1000]):
+    if looks_like_html_page(head):
         raise SourceError(source, "this is an HTML web page, not a listing",
                           fix="for a Daily Papers page, copy the page's text into a .txt file, "
                               "or use the JSON API https://huggingface.co/api/daily_papers")

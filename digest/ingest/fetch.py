@@ -5,7 +5,9 @@ Retry-After in full; one that ends past the URL's deadline fails at once); a Use
 that says who we are; arXiv's etiquette of one request every 3 seconds; and an on-disk
 cache with conditional GET, so a weekly job asks the server "changed since?" instead of
 downloading again. When the server cannot be reached, a cached copy is used with a
-warning. The clock and sleep are parameters, so tests run without waiting.
+warning. A web page answered with 200 (a maintenance or login page: never a listing) is
+not cached, so it cannot replace the good copy a later outage falls back to. The clock
+and sleep are parameters, so tests run without waiting.
 
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
 server that trickles a byte every few seconds never times a read out, so every read (the
@@ -39,6 +41,7 @@ from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
 from ..textsafety import ellipsize
 from .base import MAX_SOURCE_BYTES, describe
+from .detect import looks_like_html_page
 from .http_cache import Entry, HttpCache
 
 if TYPE_CHECKING:
@@ -255,6 +258,9 @@ class Fetcher:
             raise failed(shown, f"the server answered HTTP {status} "
                          f"{response.reason_phrase}".rstrip(),
                          fix="check the URL" if status < 500 else "try again later")
+        if looks_like_html_page(body[:4000].decode("utf-8", "replace")):
+            logger.info("%s: a web page, not cached (a cached listing stays)", shown)
+            return Fetched(body, response.headers.get("content-type"))
         problem = self._keep(shown, lambda: self.cache.store(url, shown, response.headers, body))
         return Fetched(body, response.headers.get("content-type"), problem)
 

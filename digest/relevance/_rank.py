@@ -18,7 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SourceError
+from ..ingest.limits import IngestLimits
 from ..models import Paper, Record
 from ..normalize import title_key
 from ._library import load_library
@@ -59,18 +60,21 @@ class Ranking:
     ranked: tuple[Ranked, ...]
     excluded: tuple[Excluded, ...] = ()
     method: str = "none"  # "none" (no profile), "profile" (no library), "learned", "centroid"
+    cuts: tuple[SourceError, ...] = ()  # library files past a [limits] record cap
 
 
 def rank(papers: Sequence[Paper], profile: Profile | None, *,
          library: Sequence[Record | Paper] | None = None,
-         method: Method = "learned") -> Ranking:
+         method: Method = "learned", limits: IngestLimits | None = None) -> Ranking:
     """Rank ``papers`` for ``profile``; the library is read from the profile's files unless
-    given (a library file that cannot be read raises ``SourceError``). Deterministic: the
-    same input gives the same order."""
+    given (a library file that cannot be read raises ``SourceError``), within the record
+    caps of ``limits``. Deterministic: the same input gives the same order."""
     if method not in METHODS:
         raise ConfigError(f"ranking method {method!r}: use one of {', '.join(METHODS)}")
+    cuts: tuple[SourceError, ...] = ()
     if library is None:
-        library = load_library(profile.library).records if profile and profile.library else ()
+        read = load_library(profile.library, limits) if profile and profile.library else None
+        library, cuts = (read.records, read.cuts) if read else ((), ())
     if not profile and not library:
         return Ranking(tuple(Ranked(p) for p in papers))
     profile = profile or Profile()
@@ -80,7 +84,7 @@ def rank(papers: Sequence[Paper], profile: Profile | None, *,
     scored = [_score(i, paper, context, library, similarity) for i, paper in enumerate(kept)]
     order = sorted(range(len(kept)), key=lambda i: (-scored[i].score, i))
     return Ranking(tuple(scored[i] for i in order), tuple(excluded),
-                   similarity.method if similarity else "profile")
+                   similarity.method if similarity else "profile", cuts)
 
 
 def select(ranking: Ranking | Sequence[Ranked], max_papers: int | None
