@@ -17,6 +17,8 @@ a retrieve of one is a 404, as from OpenAI, while the list and the other jobs st
 from OpenAI): their content is a 404 while ``GET /v1/files`` still answers. ``broken`` maps
 ``retrieve``, ``list``, ``files`` or ``content`` (the GET endpoints) to a status they answer
 instead (503: the server is down; 404 on ``files`` and ``content``: it has no Files endpoint).
+``fail_message``: the failed lines are error-file lines saying this (``"response": null``, as
+OpenAI writes a request it could not run) instead of an HTTP 500 response.
 ``repeat``: the first so many lines of the output file are written twice; ``stray``: the output
 file ends with an answer for a custom_id no request had.
 """
@@ -63,6 +65,7 @@ class FakeBatch:
     fail: set[int] = field(default_factory=set)
     answers: dict[int, str] = field(default_factory=dict)
     partial: int = 0
+    fail_message: str | None = None
     drop: int = 0
     lose: int = 0
     broken: dict[str, int] = field(default_factory=dict)
@@ -145,6 +148,9 @@ class FakeBatch:
                 self.files.pop(file_id or "", None)
 
     def _result(self, index: int, line: dict[str, Any]) -> dict[str, Any]:
+        if index in self.fail and self.fail_message is not None:
+            return {"id": f"req-{index}", "custom_id": line["custom_id"], "response": None,
+                    "error": {"code": "batch_failed", "message": self.fail_message}}
         if index in self.fail:
             return {"id": f"req-{index}", "custom_id": line["custom_id"],
                     "response": {"status_code": 500, "request_id": f"r{index}",

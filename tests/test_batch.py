@@ -196,6 +196,40 @@ def test_failed_lines_are_asked_directly_and_an_invalid_answer_is_repaired(tmp_p
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
 
 
+SECRET = "sk-SECRET-batch-0123456789abcdef"
+
+
+def test_a_key_quoted_by_the_batch_output_and_error_files_is_masked(tmp_path, monkeypatch,
+                                                                    caplog):
+    """Error-file lines saying "request failed for key sk-SECRET..." put the API key into the
+    collecting run's report.json "problems" (a probe, stop 31): the texts read from the
+    output and error files were never masked. Now no report, log or message holds it."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeBatch(fail={0}, fail_message=f"request failed for key {SECRET} in batch",
+                   answers={1: f"not json: {SECRET}"}) as fake:
+        home = tmp_path / "batch"
+        with caplog.at_level("DEBUG", logger="digest"):
+            output = submit_and_collect(fake, home, "-vv", "--report", str(tmp_path / "r.json"))
+    report = (tmp_path / "r.json").read_text()
+    problems = json.loads(report)["batch"]["problems"]
+    assert len(problems) == 2 and any("request failed for key ***" in p for p in problems)
+    assert SECRET not in report and SECRET not in output  # the output holds stderr too
+    assert not [r.getMessage() for r in caplog.records if SECRET in r.getMessage()]
+
+
+def test_read_output_masks_the_key_in_every_reason_it_gives(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    lines = [json.dumps({"custom_id": "k1", "response": None,
+                         "error": {"message": f"bad key {SECRET}"}}),
+             json.dumps({"custom_id": f"{SECRET}", "response": {"status_code": 200,
+                                                                "body": {"choices": []}}}),
+             json.dumps({"custom_id": "k3", "response": {"status_code": 200, "body": {
+                 "choices": [{"message": {"content": f"no json {SECRET}"}}]}}})]
+    reasons = list(read_output(lines))
+    assert len(reasons) == 3 and all(isinstance(r, str) for r in reasons)
+    assert not [r for r in reasons if SECRET[:12] in r], reasons
+
+
 def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path):
     with FakeBatch(statuses=("validating", "in_progress", "expired"), partial=2) as fake:
         home = tmp_path / "batch"
