@@ -21,6 +21,7 @@ from digest.llm.batch import read_output
 from digest.llm.catalog import model_card
 from tests.conftest import EXAMPLES
 from tests.fake_batch import FakeBatch
+from tests.fake_openai import echoing
 from tests.opsrun import kill9, start_paused
 
 runner = CliRunner()
@@ -228,6 +229,23 @@ def test_read_output_masks_the_key_in_every_reason_it_gives(monkeypatch):
     reasons = list(read_output(lines))
     assert len(reasons) == 3 and all(isinstance(r, str) for r in reasons)
     assert not [r for r in reasons if SECRET[:12] in r], reasons
+
+
+def test_a_batch_answer_echoing_the_api_key_is_cached_and_published_with_the_key_masked(
+        tmp_path, monkeypatch):
+    """A Batch API answer quoting the key JSON-escaped ("\\u0073k-...", in its title) was
+    filed in the cache with the key (a probe, stop 31). Now the key is masked when an answer
+    is read, before it is cached: the masked title fails the title rules and is dropped, the
+    rest of the answer is used."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeBatch(respond=echoing(SECRET, plain=(), escaped=("title",))) as fake:
+        home = tmp_path / "batch"
+        submit_and_collect(fake, home, "--formats", "md,html,txt")
+        assert fake.chat_requests == []  # every answer came from the batch, none repaired
+    written = [path for path in home.rglob("*") if path.is_file()]
+    assert {path.name for path in written} >= {"2026-W47.html", "2026-W47.txt", "feed.xml",
+                                               ".history.json", "state.sqlite"}
+    assert [path.name for path in written if SECRET.encode() in path.read_bytes()] == []
 
 
 def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path):

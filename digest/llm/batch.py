@@ -132,7 +132,7 @@ def _answer_of(text: str, number: int, key: str | None) -> Answer | str:
         completion = completion_from_body(json.dumps(response.get("body")).encode())
         if completion.finish_reason == "length":
             return f"{request}: cut off at the output limit"
-        return Answer(row["custom_id"], parse_json_answer(completion.text), completion)
+        return Answer(row["custom_id"], parse_json_answer(completion.text, key), completion)
     except (AnswerUnreadable, ValueError) as error:
         return f"{request}: {mask_secret(str(error), key)[:120]}"
 
