@@ -2,11 +2,13 @@
 
 ``mask_secret`` masks one known secret (an API key) wherever it appears in a text;
 ``url_for_logs`` shows a URL without its ``user:password@`` and with secret-looking query
-values masked. Both are light (no third-party import), so any layer may use them.
+values masked. Both are light (no third-party import), so any layer may use them;
+``api_key_from_environment`` gives the key to mask where the caller does not hand it over.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -20,6 +22,12 @@ def mask_secret(text: str, secret: str | None) -> str:
     if secret and len(secret) >= 4:
         return text.replace(secret, MASK)
     return text
+
+
+def api_key_from_environment() -> str:
+    """The run's API key as the settings read it (``OPENAI_API_KEY``, environment only) and as
+    it is sent: without a CRLF file's "\r"."""
+    return os.environ.get("OPENAI_API_KEY", "").strip()
 
 
 def url_for_logs(url: str, *, keep_user: bool = False, mask: str = MASK) -> str:

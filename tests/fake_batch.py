@@ -17,6 +17,10 @@ a retrieve of one is a 404, as from OpenAI, while the list and the other jobs st
 from OpenAI): their content is a 404 while ``GET /v1/files`` still answers. ``broken`` maps
 ``retrieve``, ``list``, ``files`` or ``content`` (the GET endpoints) to a status they answer
 instead (503: the server is down; 404 on ``files`` and ``content``: it has no Files endpoint).
+``fail_message``: the failed lines are error-file lines saying this (``"response": null``, as
+OpenAI writes a request it could not run) instead of an HTTP 500 response.
+``respond``: a function giving each line's ``Reply`` from its body (``fake_openai.echoing``)
+instead of the smart answer.
 ``repeat``: the first so many lines of the output file are written twice; ``stray``: the output
 file ends with an answer for a custom_id no request had.
 """
@@ -29,7 +33,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,6 +67,8 @@ class FakeBatch:
     fail: set[int] = field(default_factory=set)
     answers: dict[int, str] = field(default_factory=dict)
     partial: int = 0
+    fail_message: str | None = None
+    respond: Callable[[dict[str, Any]], Reply] | None = None
     drop: int = 0
     lose: int = 0
     broken: dict[str, int] = field(default_factory=dict)
@@ -145,12 +151,16 @@ class FakeBatch:
                 self.files.pop(file_id or "", None)
 
     def _result(self, index: int, line: dict[str, Any]) -> dict[str, Any]:
+        if index in self.fail and self.fail_message is not None:
+            return {"id": f"req-{index}", "custom_id": line["custom_id"], "response": None,
+                    "error": {"code": "batch_failed", "message": self.fail_message}}
         if index in self.fail:
             return {"id": f"req-{index}", "custom_id": line["custom_id"],
                     "response": {"status_code": 500, "request_id": f"r{index}",
                                  "body": {"error": {"message": "server error"}}},
                     "error": None}
-        reply = Reply(content=self.answers.get(index))
+        reply = (self.respond(line["body"]) if self.respond is not None
+                 else Reply(content=self.answers.get(index)))
         return {"id": f"req-{index}", "custom_id": line["custom_id"], "error": None,
                 "response": {"status_code": 200, "request_id": f"r{index}",
                              "body": _completion(line["body"], reply)}}

@@ -29,7 +29,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -392,6 +392,32 @@ def _with(body: dict[str, Any], **changes: Any) -> Reply:
         data["gists"] = [{"id": item["id"], "gist": gist} for item in data["gists"]]
     data.update({key: value for key, value in changes.items() if key in data})
     return Reply.json(data)  # json.dumps writes a lone surrogate as a "\ud800" escape
+
+
+ESCAPED = "\\u0073"  # "s" as a JSON escape
+
+
+def echoing(secret: str, plain: Sequence[str] = ("summary", "tldr", "intro"),
+            escaped: Sequence[str] = ("gist",)) -> Callable[[dict[str, Any]], Reply]:
+    """A responder whose smart answers quote ``secret`` (a lying server echoing the API key):
+    plain in the ``plain`` fields, JSON-escaped ("\\u0073k-...") in the ``escaped`` ones
+    ("gist": every gist)."""
+    def quoted(data: dict[str, Any], fields: Sequence[str], key: str) -> None:
+        for name in fields:
+            if name in data:
+                data[name] = f"{data[name]} The key is {key} here."
+        if "gist" in fields:
+            for item in data.get("gists", []):
+                item["gist"] += f" Key {key} too."
+
+    def respond(body: dict[str, Any]) -> Reply:
+        data = json.loads(smart_answer(body))
+        quoted(data, plain, secret)
+        quoted(data, escaped, ESCAPED + secret[1:])
+        return Reply.text(json.dumps(data).replace("\\" + ESCAPED, ESCAPED))
+
+    assert secret.startswith("s")
+    return respond
 
 
 BROKEN_ANSWERS: dict[str, Callable[[dict[str, Any]], Reply]] = {

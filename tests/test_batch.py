@@ -21,6 +21,7 @@ from digest.llm.batch import read_output
 from digest.llm.catalog import model_card
 from tests.conftest import EXAMPLES
 from tests.fake_batch import FakeBatch
+from tests.fake_openai import echoing
 from tests.opsrun import kill9, start_paused
 
 runner = CliRunner()
@@ -194,6 +195,57 @@ def test_failed_lines_are_asked_directly_and_an_invalid_answer_is_repaired(tmp_p
         assert report["llm"]["cache_hits"] == 3 and not report["llm"]["degraded"]
         assert report["llm"]["cached_invalid"] == 1 and report["llm"]["repairs"] == 1
         assert without_cost(issue(home).read_bytes()) == without_cost(direct_issue(fake, tmp_path))
+
+
+SECRET = "sk-SECRET-batch-0123456789abcdef"
+
+
+def test_a_key_quoted_by_the_batch_output_and_error_files_is_masked(tmp_path, monkeypatch,
+                                                                    caplog):
+    """Error-file lines saying "request failed for key sk-SECRET..." put the API key into the
+    collecting run's report.json "problems" (a probe, stop 31): the texts read from the
+    output and error files were never masked. Now no report, log or message holds it."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeBatch(fail={0}, fail_message=f"request failed for key {SECRET} in batch",
+                   answers={1: f"not json: {SECRET}"}) as fake:
+        home = tmp_path / "batch"
+        with caplog.at_level("DEBUG", logger="digest"):
+            output = submit_and_collect(fake, home, "-vv", "--report", str(tmp_path / "r.json"))
+    report = (tmp_path / "r.json").read_text()
+    problems = json.loads(report)["batch"]["problems"]
+    assert len(problems) == 2 and any("request failed for key ***" in p for p in problems)
+    assert SECRET not in report and SECRET not in output  # the output holds stderr too
+    assert not [r.getMessage() for r in caplog.records if SECRET in r.getMessage()]
+
+
+def test_read_output_masks_the_key_in_every_reason_it_gives(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    lines = [json.dumps({"custom_id": "k1", "response": None,
+                         "error": {"message": f"bad key {SECRET}"}}),
+             json.dumps({"custom_id": f"{SECRET}", "response": {"status_code": 200,
+                                                                "body": {"choices": []}}}),
+             json.dumps({"custom_id": "k3", "response": {"status_code": 200, "body": {
+                 "choices": [{"message": {"content": f"no json {SECRET}"}}]}}})]
+    reasons = list(read_output(lines))
+    assert len(reasons) == 3 and all(isinstance(r, str) for r in reasons)
+    assert not [r for r in reasons if SECRET[:12] in r], reasons
+
+
+def test_a_batch_answer_echoing_the_api_key_is_cached_and_published_with_the_key_masked(
+        tmp_path, monkeypatch):
+    """A Batch API answer quoting the key JSON-escaped ("\\u0073k-...", in its title) was
+    filed in the cache with the key (a probe, stop 31). Now the key is masked when an answer
+    is read, before it is cached: the masked title fails the title rules and is dropped, the
+    rest of the answer is used."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeBatch(respond=echoing(SECRET, plain=(), escaped=("title",))) as fake:
+        home = tmp_path / "batch"
+        submit_and_collect(fake, home, "--formats", "md,html,txt")
+        assert fake.chat_requests == []  # every answer came from the batch, none repaired
+    written = [path for path in home.rglob("*") if path.is_file()]
+    assert {path.name for path in written} >= {"2026-W47.html", "2026-W47.txt", "feed.xml",
+                                               ".history.json", "state.sqlite"}
+    assert [path.name for path in written if SECRET.encode() in path.read_bytes()] == []
 
 
 def test_an_expired_job_keeps_what_was_done_and_asks_the_rest_directly(tmp_path):

@@ -195,6 +195,20 @@ def test_broken_json_says_what_is_wrong(text, message):
         parse_json_answer(text)
 
 
+def test_the_api_key_is_masked_in_every_string_of_an_answer_however_it_is_written(
+        monkeypatch):
+    """An answer quoting the key was cached and published with it (a probe, stop 31): plain,
+    JSON-escaped, split by a zero-width space, or as an object key, it is masked."""
+    key = "sk-answer-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    escaped = "\\u0073" + key[1:]  # "s" as a JSON escape
+    text = (f'{{"summary": "the key {key}", "gists": [{{"id": "P1", "gist": "{escaped}"}}], '
+            f'"{key}": "x", "intro": "sk-answer\u200b-secret-0123456789"}}')
+    assert parse_json_answer(text) == {"summary": "the key ***", "gists": [
+        {"id": "P1", "gist": "***"}], "***": "x", "intro": "***"}
+    assert parse_json_answer('{"a": "other-key-1234"}', "other-key-1234") == {"a": "***"}
+
+
 def test_a_summarys_citations_become_the_paper_ids_of_its_sentences():
     text = ("ShieldRoute separates planning from reading [P2], while the others verify [P1, P3]. "
             "[P3] Both matter. The range (P1-P2) spans both.")

@@ -28,7 +28,7 @@ from digest.summarize import Summarizer
 from digest.tokens import TokenCounter
 
 from .conftest import EXAMPLES
-from .fake_openai import FakeOpenAI, Reply, made_up_papers, smart_answer
+from .fake_openai import FakeOpenAI, Reply, echoing, made_up_papers, smart_answer
 
 KEY = "sk-stage-secret-0123456789"
 NONCE = "a1b2c3d4e5f6"
@@ -317,6 +317,28 @@ def test_the_run_report_lists_fallback_themes_and_the_cli_exits_75_on_demand(ser
     failing = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"),
                                        "--fail-on-degraded"])
     assert failing.exit_code == 75 and not (tmp_path / "b" / "2026-W47.md").exists()
+
+
+def test_an_answer_echoing_the_api_key_reaches_no_output_and_no_cache(
+        server, tmp_path, monkeypatch):
+    """A lying server put the key in the model's content: it was published unmasked in the
+    .md, .html, .txt, feed and .history.json, and kept in the store's cache (a probe, stop
+    31). Now an answer is read with the key masked, before it is checked or cached."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    server.responder = echoing(KEY)
+    out, state = tmp_path / "out", tmp_path / "s.sqlite"
+    result = CliRunner().invoke(app, [
+        "newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+        "--base-url", server.url, "--out", str(out), "--state", str(state),
+        "--formats", "md,html,txt", "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert server.chat_requests and KEY not in result.output
+    # masked, the answers fail the prose rules (``***`` is markup): each gets its repair
+    assert json.loads((tmp_path / "r.json").read_text())["llm"]["repairs"] == 6
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert {path.name for path in written} >= {"2026-W47.md", "2026-W47.html", "2026-W47.txt",
+                                               "feed.xml", ".history.json", "s.sqlite"}
+    assert [path.name for path in written if KEY.encode() in path.read_bytes()] == []
 
 
 def test_a_title_with_markup_is_dropped_and_the_theme_keeps_its_label(server):

@@ -4,8 +4,10 @@ ledger rows, and faults that behave exactly as they do for chat (one retry layer
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import struct
 from collections.abc import Sequence
 
 import pytest
@@ -17,6 +19,7 @@ from digest.llm import BackendSettings, OpenAIChat
 from digest.llm.base import ChatRequest, DeadlineReached
 from digest.state import Store
 from digest.themes import CachedEmbedder, EmbeddingThemes, OpenAIEmbedder, group_papers
+from digest.themes._embeddings import embedding_text
 from tests.fixtures.themes.evalsets import agreement, assignment
 
 from .conftest import EXAMPLES
@@ -237,6 +240,107 @@ def test_an_embeddings_answer_that_is_not_finite_vectors_of_one_length_is_refuse
     assert themes == group_papers(papers, max_themes=5)  # the offline TF-IDF themes
     assert re.match(r"tfidf: embeddings: the endpoint returned (a vector that|\d+ vectors)",
                     backend.stats()["fallback"])
+
+
+MALFORMED_ANSWERS = {
+    "empty object": b"{}",
+    "data is text": b'{"data": "x"}',
+    "data holds text": b'{"data": ["x"]}',
+    "data holds numbers": b'{"data": [1, 2]}',
+    "a list": b"[]",
+    "bad base64": b'{"data": [{"embedding": "abc", "index": 0}]}',
+    "data is null": b'{"data": null}',
+    "no index": b'{"data": [{"embedding": [1.0, 0.5]}]}',
+    "index is text": b'{"data": [{"embedding": [1.0, 0.5], "index": "0"}]}',
+}
+
+
+def _base64_answer(count: int, vector: bytes) -> bytes:
+    """``count`` embeddings, each ``vector`` as base64 text, as the client asks for."""
+    data = [{"object": "embedding", "index": i,
+             "embedding": base64.b64encode(vector).decode()} for i in range(count)]
+    return json.dumps({"object": "list", "data": data}).encode()
+
+
+@pytest.mark.parametrize("shape", list(MALFORMED_ANSWERS))
+def test_an_embeddings_answer_of_any_malformed_shape_gives_tfidf_themes(shape, tmp_path):
+    """A malformed answer ({}, data null or text, items that are no embeddings, bad base64)
+    was a traceback from inside the openai client (a probe, stop 31): now it is refused
+    like a lying vector, and the themes are TF-IDF ones."""
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server, Store(tmp_path / "state.sqlite") as store:
+        server.script_embeddings(Reply.raw(MALFORMED_ANSWERS[shape]))
+        embedder = OpenAIEmbedder(settings(server), store=store, batch=100)
+        backend = EmbeddingThemes(CachedEmbedder(embedder, store))
+        themes = group_papers(papers, max_themes=5, backend=backend)
+        embedder.close()
+        assert len(server.embedding_requests) == 1
+        assert not store._db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    assert themes == group_papers(papers, max_themes=5)
+    assert backend.stats()["fallback"].startswith("tfidf: embeddings: the endpoint returned ")
+
+
+@pytest.mark.parametrize("text", ["abc", base64.b64encode(b"12345").decode()],
+                         ids=["unpadded", "5 bytes"])
+def test_base64_embeddings_that_are_no_float32_vectors_give_tfidf_themes(text, tmp_path):
+    """One base64 text per paper, but no whole float32 numbers in it (a probe, stop 31)."""
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server:
+        server.script_embeddings(Reply.raw(json.dumps({"data": [
+            {"index": i, "embedding": text} for i in range(len(papers))]}).encode()))
+        backend = EmbeddingThemes(OpenAIEmbedder(settings(server), batch=100))
+        themes = group_papers(papers, max_themes=5, backend=backend)
+    assert themes == group_papers(papers, max_themes=5)
+    assert backend.stats()["fallback"] == ("tfidf: embeddings: the endpoint returned a vector "
+                                           "that is not base64 float32 numbers")
+
+
+def test_base64_embeddings_as_openai_sends_them_are_read(tmp_path):
+    """The client asks for base64 (OpenAI's compact form): float32 vectors in it are used."""
+    papers, _ = topical_papers()
+    with FakeOpenAI() as server:
+        server.script_embeddings(Reply.raw(_base64_answer(len(papers), struct.pack(
+            "=3f", 1.0, 0.5, 0.25))))
+        embedder = OpenAIEmbedder(settings(server), batch=100)
+        vectors = embedder.embed([embedding_text(p) for p in papers])
+        assert server.embedding_requests[0].body["encoding_format"] == "base64"
+    assert vectors == [[1.0, 0.5, 0.25]] * len(papers)
+
+
+@pytest.mark.parametrize("command", ["newsletter", "summarize"])
+@pytest.mark.parametrize("shape", list(MALFORMED_ANSWERS))
+def test_cli_a_malformed_embeddings_answer_costs_the_embedding_themes_not_the_run(
+        command, shape, tmp_path):
+    """`digest summarize|newsletter --themes embeddings` against a server answering {} (and
+    the other shapes) ended in a Python traceback, exit 1, no issue (a probe, stop 31)."""
+    args = [command, str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--themes", "embeddings"]
+    if command == "newsletter":
+        args += ["--state", str(tmp_path / "state.sqlite"), "--out", str(tmp_path / "out")]
+    with FakeOpenAI() as server:
+        server.script_embeddings(Reply.raw(MALFORMED_ANSWERS[shape]))
+        result = CliRunner().invoke(app, [*args, "--base-url", server.url])
+    assert result.exit_code == 0, result.output
+    assert "the themes are TF-IDF ones this time" in result.stderr
+    assert "Traceback" not in result.output and "Error" not in result.stderr
+    if command == "newsletter":
+        assert (tmp_path / "out" / "2026-W47.md").exists()
+    else:
+        assert "## " in result.stdout
+
+
+def test_cli_a_server_answering_every_post_with_an_empty_object_still_gives_an_issue(
+        tmp_path, monkeypatch):
+    """The probe's own run: chat and embeddings both answered `{}` with HTTP 200."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    with FakeOpenAI(default=Reply.raw(b"{}")) as server:
+        server.script_embeddings(*[Reply.raw(b"{}")] * 3)
+        result = CliRunner().invoke(app, [
+            "summarize", str(EXAMPLES), "--week", "2026-W47", "--themes", "embeddings",
+            "--base-url", server.url])
+    assert result.exit_code == 0, result.output
+    assert "the themes are TF-IDF ones this time" in result.stderr
+    assert "Traceback" not in result.output
 
 
 class LyingEmbedder(CountingEmbedder):

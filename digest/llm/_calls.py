@@ -4,14 +4,13 @@ back, and what is made of a model's words (an answer, or the problems that rejec
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from ..errors import LLMError
-from ..redaction import mask_secret
+from ..redaction import api_key_from_environment, mask_secret
 from ..textsafety import untrusted_preview
 from .answers import parse_json_answer
 from .base import Completion, Message
@@ -109,5 +108,4 @@ def log_rejected(call: Call, completion: Completion | None, problems: tuple[str,
 
 def shown_answer(text: str, limit: int = LOGGED_ANSWER_CHARS) -> str:
     """A model's answer as a log shows it: secrets masked, cleaned, cut to ``limit``."""
-    key = os.environ.get("OPENAI_API_KEY", "").strip()  # as sent: without a CRLF file's "\r"
-    return untrusted_preview(mask_secret(text[:limit * 4], key), limit)
+    return untrusted_preview(mask_secret(text[:limit * 4], api_key_from_environment()), limit)

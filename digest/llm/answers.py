@@ -1,18 +1,19 @@
 """Reading a model's answer: parse the JSON, check everything, keep nothing half-right.
 
-``parse_json_answer`` finds the JSON object in what the model wrote, refuses one
-nested deeper than any answer format (``MAX_DEPTH``), and cleans every string in
-it (``textsafety.clean_untrusted``: no lone surrogates, controls or bidi
-overrides), so what reaches the checks, the cache, a template or the run report
-is clean. Each ``check_*`` function returns ``(answer, problems)``: the checked
-answer when ``problems`` is empty, else None and what to tell the model in the
-repair request. Rules: every id cited exists in the batch; every paper gets
-exactly one gist; lengths are bounded; prose has no links, images, markup or
-anything address-like (``textsafety.find_address``); no prose copies the prompt's
-instructions; a gist that merely copies the abstract's opening sentence is
-rejected. Titles are soft: one that fails those rules, or is not grounded (fewer
-than half of its content words come from its papers' titles or the theme's
-keywords), is dropped (the theme keeps its term label) without failing the answer.
+``parse_json_answer`` finds the JSON object in what the model wrote, refuses one nested
+deeper than any answer format (``MAX_DEPTH``), and cleans every string in it
+(``textsafety.clean_untrusted``: no lone surrogates, controls or bidi overrides) and
+masks the API key in it (a lying server may echo it; the ``***`` then fails the prose
+rules like any markup), so what reaches the checks, the cache, a template or the run
+report is clean. Each ``check_*`` function returns ``(answer, problems)``: the checked
+answer when ``problems`` is empty, else None and what to tell the model in the repair
+request. Rules: every id cited exists in the batch; every paper gets exactly one gist;
+lengths are bounded; prose has no links, images, markup or anything address-like
+(``textsafety.find_address``); no prose copies the prompt's instructions; a gist that
+merely copies the abstract's opening sentence is rejected. Titles are soft: one that
+fails those rules, or is not grounded (fewer than half of its content words come from
+its papers' titles or the theme's keywords), is dropped (the theme keeps its term label)
+without failing the answer.
 A TL;DR line is soft the same way (dropped: the renderer composes one offline).
 
 A summary cites papers by their ids (``[P3]``, ``[P1, P4]``): an id outside the
@@ -31,6 +32,7 @@ from typing import Any
 
 from .. import offline
 from ..models import CitedText, Paper, SummarySegment
+from ..redaction import api_key_from_environment, mask_secret
 from ..textsafety import clean_untrusted, find_address
 
 MAX_SUMMARY_CHARS = 1_200
@@ -124,9 +126,10 @@ class MergeAnswer:
     tldr: str | None = None
 
 
-def parse_json_answer(text: str) -> Any:
+def parse_json_answer(text: str, secret: str | None = None) -> Any:
     """The JSON object in a model's answer (code fences and chatter around it are fine),
-    with every string cleaned; ValueError says what is wrong with it."""
+    with every string cleaned and ``secret`` masked in it (by default the run's API key);
+    ValueError says what is wrong with it."""
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the answer holds no JSON object")
@@ -136,14 +139,16 @@ def parse_json_answer(text: str) -> Any:
         raise ValueError(f"the answer is not valid JSON ({error.msg})") from None
     except RecursionError:
         data = None  # nested deeper than the parser goes: refused just below
-    return clean_answer(data) if data is not None else _too_deep()
+    return clean_answer(data, secret) if data is not None else _too_deep()
 
 
-def clean_answer(data: Any) -> Any:
-    """``data`` with every string (and key) cleaned; ValueError when nested too deep."""
+def clean_answer(data: Any, secret: str | None = None) -> Any:
+    """``data`` with every string (and key) cleaned and ``secret`` (by default the run's API
+    key, from the environment) masked in it, after cleaning, which could join its pieces;
+    ValueError when nested too deep."""
     if _depth(data) > MAX_DEPTH:
         _too_deep()
-    return _cleaned(data)
+    return _cleaned(data, api_key_from_environment() if secret is None else secret)
 
 
 def check_batch(data: Any, refs: Mapping[str, Paper], context: Context | None = None
@@ -378,13 +383,14 @@ def _depth(data: Any) -> int:
     return deepest
 
 
-def _cleaned(value: Any) -> Any:
+def _cleaned(value: Any, secret: str) -> Any:
     if isinstance(value, str):
-        return clean_untrusted(value)
+        return mask_secret(clean_untrusted(value), secret)
     if isinstance(value, list):
-        return [_cleaned(item) for item in value]
+        return [_cleaned(item, secret) for item in value]
     if isinstance(value, dict):
-        return {clean_untrusted(str(key)): _cleaned(item) for key, item in value.items()}
+        return {mask_secret(clean_untrusted(str(key)), secret): _cleaned(item, secret)
+                for key, item in value.items()}
     return value
 
 

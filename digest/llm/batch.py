@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, LLMError, LLMUnavailable
-from ..redaction import mask_secret
+from ..redaction import api_key_from_environment, mask_secret
 from ._ledger import prompt_hash as messages_hash
 from ._ledger import question_key
 from ._plan import PlannedCall
@@ -103,16 +103,21 @@ def requests_jsonl(calls: Iterable[PlannedCall]) -> bytes:
     return "".join(line + "\n" for line in lines).encode()
 
 
-def read_output(lines: Iterable[bytes | str]) -> Iterator[Answer | str]:
+def read_output(lines: Iterable[bytes | str], secret: str | None = None
+                ) -> Iterator[Answer | str]:
     """Each line of an output (or error) file as an ``Answer``, or a one-line reason why
-    that request has no usable answer (the direct path then asks it again)."""
+    that request has no usable answer (the direct path then asks it again).
+
+    The API key (``secret``; by default the run's, from the environment) is masked in every
+    text read, before it is cut: a server may quote it, and the reasons go to the report."""
+    key = api_key_from_environment() if secret is None else secret
     for number, line in enumerate(lines, start=1):
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
         if text.strip():
-            yield _answer_of(text, number)
+            yield _answer_of(mask_secret(text, key), number, key)
 
 
-def _answer_of(text: str, number: int) -> Answer | str:
+def _answer_of(text: str, number: int, key: str | None) -> Answer | str:
     try:
         row = json.loads(text)
     except ValueError:
@@ -120,21 +125,22 @@ def _answer_of(text: str, number: int) -> Answer | str:
     if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
         return f"line {number}: no custom_id"
     response: dict[str, Any] = row["response"] if isinstance(row.get("response"), dict) else {}
+    request = mask_secret(row["custom_id"], key)[:12]
     if row.get("error") or response.get("status_code") != 200:
-        return f"{row['custom_id'][:12]}: {_error_text(row, response)}"
+        return f"{request}: {mask_secret(_error_text(row, response), key)[:120]}"
     try:
         completion = completion_from_body(json.dumps(response.get("body")).encode())
         if completion.finish_reason == "length":
-            return f"{row['custom_id'][:12]}: cut off at the output limit"
-        return Answer(row["custom_id"], parse_json_answer(completion.text), completion)
+            return f"{request}: cut off at the output limit"
+        return Answer(row["custom_id"], parse_json_answer(completion.text, key), completion)
     except (AnswerUnreadable, ValueError) as error:
-        return f"{row['custom_id'][:12]}: {str(error)[:120]}"
+        return f"{request}: {mask_secret(str(error), key)[:120]}"
 
 
 def _error_text(row: Mapping[str, Any], response: Mapping[str, Any]) -> str:
     error = row.get("error")
     if isinstance(error, dict):
-        return str(error.get("message") or error.get("code") or "error")[:120]
+        return str(error.get("message") or error.get("code") or "error")
     return f"HTTP {response.get('status_code')}"
 
 

@@ -10,6 +10,8 @@ scheduling around it (ledger rows, deadline, breaker, batches) is ``llm.embed_ru
 
 from __future__ import annotations
 
+import array
+import base64
 import logging
 import math
 import time
@@ -95,7 +97,10 @@ class OpenAIEmbeddings:
 
     def _send(self, request: EmbeddingRequest) -> Embeddings:
         started = time.monotonic()
+        # base64 asked for explicitly: the client then hands the answer over as the server
+        # sent it, for ``_vectors`` to read (its own decoding raised on a malformed answer).
         response = self._client.embeddings.create(model=self.model, input=list(request.texts),
+                                                  encoding_format="base64",
                                                   timeout=self._timeout(request))
         vectors = _vectors(response, len(request.texts))
         usage = getattr(response, "usage", None)
@@ -124,15 +129,38 @@ class OpenAIEmbeddings:
 
 def _vectors(response: Any, count: int) -> list[list[float]]:
     """One vector per text, in the texts' order, or ``AnswerUnreadable``."""
-    items = sorted(getattr(response, "data", None) or [], key=lambda item: item.index)
+    items = _items(response)
     if len(items) != count:
         raise AnswerUnreadable(f"embeddings: the endpoint returned {len(items)} vectors for "
                                f"{count} texts")
-    vectors = [getattr(item, "embedding", None) for item in items]
+    vectors = [_decoded(getattr(item, "embedding", None)) for item in items]
     problem = vectors_problem(vectors)
     if problem:
         raise AnswerUnreadable(f"embeddings: the endpoint returned a vector that {problem}")
     return [list(vector) for vector in vectors]  # type: ignore[arg-type]
+
+
+def _items(response: Any) -> list[Any]:
+    """The answer's embeddings in index order; any other shape (no ``data`` list, an item
+    without a whole-number index) is ``AnswerUnreadable``."""
+    data = getattr(response, "data", None)
+    items = data if isinstance(data, list) else []
+    if not all(type(getattr(item, "index", None)) is int for item in items):
+        raise AnswerUnreadable("embeddings: the endpoint returned an answer that is not a list "
+                               "of embeddings")
+    return sorted(items, key=lambda item: item.index)
+
+
+def _decoded(vector: Any) -> Any:
+    """A base64 vector (float32 numbers, as the client asks for) as a list; any other value
+    as it is, for ``vectors_problem`` to judge."""
+    if not isinstance(vector, str):
+        return vector
+    try:
+        return array.array("f", base64.b64decode(vector, validate=True)).tolist()
+    except ValueError:  # binascii.Error too: not base64, or not whole float32 numbers
+        raise AnswerUnreadable("embeddings: the endpoint returned a vector that is not "
+                               "base64 float32 numbers") from None
 
 
 def vectors_problem(vectors: Sequence[object]) -> str | None:
