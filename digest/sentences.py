@@ -60,13 +60,35 @@ _INITIAL = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` into sentences, whitespace collapsed; never an empty one."""
     text = collapse_whitespace(str(text))  # no work for what ingest collapsed already
+    ends = [match.end() for match in _TERMINATOR.finditer(text) if _ends_sentence(text, match)]
+    if _GLUED.search(text):
+        ends = sorted({*ends, *_glued_ends(text)})
     sentences, start = [], 0
-    for match in _TERMINATOR.finditer(text):
-        if _ends_sentence(text, match):
-            sentences.append(text[start : match.end()].strip())
-            start = match.end()
+    for end in ends:
+        sentences.append(text[start:end].strip())
+        start = end
     sentences.append(text[start:].strip())
     return [s for s in sentences if s]
+
+
+# A stop with no space before the next sentence ("human preference.GRUE is the first …"), as
+# abstracts pasted from a PDF have it: after a lower-case word, before a capital.
+_GLUED = re.compile(r"[.!?](?=[A-Z](?:[a-z]|[A-Z]+\b))")
+
+
+def _glued_ends(text: str) -> list[int]:
+    """Where a stop glued to the next sentence ends one: after a lower-case word (no
+    abbreviation), in no address or identifier ("math.AG/0603273", "github.com/a/repo.Name")."""
+    ends = []
+    for match in _GLUED.finditer(text):
+        start = text.rfind(" ", 0, match.start()) + 1
+        stop = text.find(" ", match.end())
+        word, token = text[start : match.start()], text[start : stop if stop >= 0 else len(text)]
+        if (len(word) >= 3 and word[-3:].isalpha() and word[-3:].islower() and "." not in word
+                and not any(mark in token for mark in "/@:")
+                and word.lower().lstrip(_OPENERS) not in _NEVER_FINAL | _FINAL_IF_CAPITAL):
+            ends.append(match.end())
+    return ends
 
 
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:

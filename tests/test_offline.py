@@ -139,6 +139,19 @@ def test_split_sentences_closing_quotes_and_brackets() -> None:
     ]
 
 
+def test_split_sentences_splits_a_stop_with_no_space_after_a_lower_case_word() -> None:
+    """The seeds' "… aligned with human preference.GRUE is the first leaderboard …" was one
+    sentence, and a summary showed it cut: "human preference.GRUE is the first leaderbo…"."""
+    text = ("Models are aligned with human preference.GRUE is the first leaderboard. It "
+            "works.Then it stops. See github.com/ab/repo.Name and resp.The and U.S.Army, "
+            "e.g.GPT, math.AG/0603273 and v2.Beta too.")
+    assert split_sentences(text) == [
+        "Models are aligned with human preference.", "GRUE is the first leaderboard.",
+        "It works.", "Then it stops.",
+        "See github.com/ab/repo.Name and resp.The and U.S.Army, e.g.GPT, math.AG/0603273 and "
+        "v2.Beta too."]
+
+
 def test_split_sentences_collapses_whitespace_and_drops_empties() -> None:
     assert split_sentences("  We   propose\n a\tmodel.\n\n  It  works.  ") == [
         "We propose a model.",
@@ -160,7 +173,7 @@ TEXT = st.one_of(st.text(), st.lists(ABSTRACT_TOKENS, max_size=60).map(" ".join)
 @given(TEXT)
 def test_split_sentences_keeps_every_word_in_order(text: str) -> None:
     sentences = split_sentences(text)
-    assert " ".join(sentences).split() == text.split()
+    assert "".join(" ".join(sentences).split()) == "".join(text.split())  # glued ones split
     for sentence in sentences:
         assert sentence and sentence == " ".join(sentence.split())
 
