@@ -7,17 +7,17 @@
   it, minus those already in the cache, answers none and makes no offline answers;
 * **submit**: those calls go out as one JSONL file (``digest.llm.batch``), the job is recorded
   in the store (migration 7), and the run stops with exit 0: "submitted, N requests, job …";
-* **collect** (the next run of the week or of a later one, or ``--resume``): while the job runs,
-  the run stops ("still running, N of M done"); once it has finished, every answer is put in the
-  LLM cache under its cache key, its tokens go to the ledger at the batch rate, and the run goes
-  on along the direct path. There the runner finds the answers as cache hits and checks each one
-  exactly like a fresh answer; what is missing (a failed line, an expired job) is asked
-  directly, an invalid answer gets the repair request a fresh one would, and merges are asked
-  directly: they depend on the batch's answers, are few, and a second batch would cost another
-  day. A job the server no longer knows (a 404 on poll while its list answers), or whose output
-  or error file it no longer has (a 404 on its content while the list of files answers), is
-  forgotten and the week planned again: a new job, or (Batch API off, ``--resume``) direct
-  calls.
+* **collect** (the next run of the week, or ``--resume``; a later week's run only says it is not
+  collected): while the job runs, the run stops ("still running, N of M done"); once it has
+  finished, every answer is put in the LLM cache under its cache key, its tokens go to the
+  ledger at the batch rate, and the run goes on along the direct path. There the runner finds
+  the answers as cache hits and checks each one exactly like a fresh answer; what is missing (a
+  failed line, an expired job) is asked directly, an invalid answer gets the repair request a
+  fresh one would, and merges are asked directly: they depend on the batch's answers, are few,
+  and a second batch would cost another day. A job the server no longer knows (a 404 on poll
+  while its list answers), or whose output or error file it no longer has (a 404 on its content
+  while the list of files answers), is forgotten and the week planned again: a new job, or
+  (Batch API off, ``--resume``) direct calls.
 """
 
 from __future__ import annotations

@@ -96,7 +96,9 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
                             week=options.week, wait_s=choices.wait_s,
                             new_store=choices.new_store, dry_run=digest.dry_run) as store:
         _require_listings(sources, store, options.week)
-        done.weeks = _weeks(sources, options, store, choices, digest.dry_run)
+        done.weeks = _weeks(sources, options, store, choices.catch_up)
+        if not digest.dry_run:
+            _uncollected_jobs(store, min([*done.weeks, options.week]), report)
         for week in done.weeks:  # oldest first, each once
             report.week = week
             weekly = replace(options, week=week)
@@ -137,21 +139,25 @@ def _require_listings(sources: Sequence[str], store: Store, week: str) -> None:
                           "with `digest ingest`")
 
 
-def _weeks(sources: Sequence[str], options: Options, store: Store, choices: PublishChoices,
-           dry_run: bool) -> list[str]:
-    """The weeks this run writes, oldest first: the week asked (every week since the last
-    issue with ``catch_up``), after the earlier weeks whose Batch API job is still to be
-    collected: a weekly ``--week last`` would never come back to them."""
-    if choices.catch_up:
-        found = weeks_with_records(sources, options, store, today_week=current_week())
-        weeks = catch_up_weeks(found, store, until=options.week)
-    else:
-        weeks = [options.week]
-    batch = choices.batch
-    if dry_run or batch is None or batch.output_file is not None:  # a file answers one week
-        return weeks
-    waiting = {job["week"] for job in store.batch_jobs(pending=True)}
-    return sorted({week for week in waiting if week < options.week} | set(weeks))
+def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: bool) -> list[str]:
+    if not catch_up:
+        return [options.week]
+    found = weeks_with_records(sources, options, store, today_week=current_week())
+    return catch_up_weeks(found, store, until=options.week)
+
+
+def _uncollected_jobs(store: Store, first_week: str, report: RunReport) -> None:
+    """Say so of each earlier week's Batch API job that no run of its week has collected: a
+    weekly ``--week last`` never comes back to it. This run does not collect it: its sources
+    are another week's listings, and its settings may name another server."""
+    for job in store.batch_jobs(pending=True):
+        if job["week"] < first_week:
+            note = (f"{job['week']}: Batch API job {job['id']} (submitted {job['submitted_at']} "
+                    f"UTC) is not collected, so that week is not published: run the newsletter "
+                    f"of {job['week']} with its listings and settings (--week {job['week']}, "
+                    "or --resume) to publish it")
+            logger.warning("%s", note)
+            report.errors.append(note)
 
 
 def _refuse_another_issue(issue: Issue, store: Store) -> None:
