@@ -72,19 +72,26 @@ def split_sentences(text: str) -> list[str]:
 
 
 # A stop with no space before the next sentence ("human preference.GRUE is the first …"), as
-# abstracts pasted from a PDF have it: after a lower-case word, before a capital.
+# abstracts pasted from a PDF have it: after a lower-case word, before a word that opens
+# sentences or an acronym ("torch.Tensor" is a name, not two sentences).
 _GLUED = re.compile(r"[.!?](?=[A-Z](?:[a-z]|[A-Z]+\b))")
+_GLUED_NEXT = re.compile(r"[A-Za-z]+")
 
 
 def _glued_ends(text: str) -> list[int]:
     """Where a stop glued to the next sentence ends one: after a lower-case word (no
-    abbreviation), in no address or identifier ("math.AG/0603273", "github.com/a/repo.Name")."""
+    abbreviation), before a word that opens sentences or an acronym, in no address or
+    identifier ("math.AG/0603273", "github.com/a/repo.Name")."""
     ends = []
     for match in _GLUED.finditer(text):
         start = text.rfind(" ", 0, match.start()) + 1
         stop = text.find(" ", match.end())
         word, token = text[start : match.start()], text[start : stop if stop >= 0 else len(text)]
-        if (len(word) >= 3 and word[-3:].isalpha() and word[-3:].islower() and "." not in word
+        following = _GLUED_NEXT.match(text, match.end())
+        opener = following is not None and (following[0] in _STARTERS
+                                            or (following[0].isupper() and len(following[0]) > 1))
+        if (opener and len(word) >= 3 and word[-3:].isalpha() and word[-3:].islower()
+                and "." not in word
                 and not any(mark in token for mark in "/@:")
                 and word.lower().lstrip(_OPENERS) not in _NEVER_FINAL | _FINAL_IF_CAPITAL):
             ends.append(match.end())

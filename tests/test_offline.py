@@ -144,12 +144,12 @@ def test_split_sentences_splits_a_stop_with_no_space_after_a_lower_case_word() -
     sentence, and a summary showed it cut: "human preference.GRUE is the first leaderbo…"."""
     text = ("Models are aligned with human preference.GRUE is the first leaderboard. It "
             "works.Then it stops. See github.com/ab/repo.Name and resp.The and U.S.Army, "
-            "e.g.GPT, math.AG/0603273 and v2.Beta too.")
+            "e.g.GPT, math.AG/0603273, each torch.Tensor and v2.Beta too.")
     assert split_sentences(text) == [
         "Models are aligned with human preference.", "GRUE is the first leaderboard.",
         "It works.", "Then it stops.",
-        "See github.com/ab/repo.Name and resp.The and U.S.Army, e.g.GPT, math.AG/0603273 and "
-        "v2.Beta too."]
+        "See github.com/ab/repo.Name and resp.The and U.S.Army, e.g.GPT, math.AG/0603273, each "
+        "torch.Tensor and v2.Beta too."]
 
 
 def test_split_sentences_collapses_whitespace_and_drops_empties() -> None:
