@@ -230,8 +230,9 @@ _PROBLEM_NOUNS = (r"(?:question|problem|issue|gap|challenge|limitation|shortcomi
                   r"difficult(?:y|ie)|bottleneck|concern|dilemma|trade-?off|need)s?")
 # "a framework to address this question", "avoiding these difficulties": the clause names
 # a problem stated in a sentence the reader never saw; without it the sentence stands alone.
-_BACK_PURPOSE = re.compile(
-    r",?\s+(?:(?:in order )?(?:to|that|which|for)\s+)?(?:specifically\s+)?"
+_BACK_PURPOSE = re.compile(  # after a comma or "to": never the sentence's own verb
+    r"(?:,\s+(?:(?:in order )?(?:to|that|which|for)\s+)?|(?:^|\s+)(?:in order )?"
+    r"(?:to|that|which|for)\s+)(?:specifically\s+)?"
     r"(?:address|tackl|solv|overcom|mitigat|handl|bridg|fill|clos|answer|alleviat|remed|"
     r"resolv|avoid|circumvent|investigat|stud|explor|examin|adapted to|suited to|"
     r"tailored to)\w*\s+"

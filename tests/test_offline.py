@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from digest import offline
 from digest.models import Paper
 from digest.offline import paper_gist, split_sentences, theme_summary, theme_tldr
+from digest.sentences import rewrite
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 
@@ -510,6 +511,22 @@ POINTS_BACK = re.compile(
     r"|\b(?:this|these|those|such)\s+(?:[\w-]+\s+)?(?:question|problem|issue|gap|challenge|"
     r"limitation|shortcoming|drawback|difficult(?:y|ies)|bottleneck|concern|dilemma)s?\b",
     re.IGNORECASE)
+
+
+def test_a_purpose_clause_is_dropped_only_after_a_comma_or_to_never_the_main_verb() -> None:
+    """"We bridge this gap with InternLM-XComposer2.5-Reward …" became "We with InternLM-…" in
+    the seeds issue: the clause pattern took the sentence's own verb and object for a purpose
+    clause ("…, bridging this gap", "… to bridge this gap"), which has an opener."""
+    assert rewrite("We bridge this gap with XYZ, a reward model.") == (
+        "We bridge this gap with XYZ, a reward model.")
+    assert rewrite("We address this problem by pruning the graph.") == (
+        "We address this problem by pruning the graph.")
+    assert rewrite("We propose XYZ, bridging this gap.") == "We propose XYZ."
+    assert rewrite("We propose XYZ to bridge this gap.") == "We propose XYZ."
+    assert rewrite("We propose XYZ that addresses these issues.") == "We propose XYZ."
+    gist = paper_gist(paper("Agents fail in the wild. We address this challenge by proposing "
+                            "XYZ, a learning system for agents that practise skills."))
+    assert gist.startswith("We address this challenge by proposing XYZ")  # not "We by …"
 
 
 @pytest.mark.parametrize(("abstract", "expected"), [
