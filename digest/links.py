@@ -52,11 +52,14 @@ def paper_link(paper: Paper) -> Link:
 
 def title_search_url(title: str) -> str:
     """arXiv's title search for ``title``: its words only, at most ``MAX_QUERY_CHARS``."""
-    query = ""
-    for word in _title_words(title):
-        if len(query) + len(word) + 1 > MAX_QUERY_CHARS:
-            break
-        query = f"{query} {word}" if query else word[:MAX_QUERY_CHARS]
+    words = _title_words(title)
+    query = " ".join(words)
+    if len(query) >= MAX_QUERY_CHARS:  # shorter, every word fits: the loop would keep them all
+        query = ""
+        for word in words:
+            if len(query) + len(word) + 1 > MAX_QUERY_CHARS:
+                break
+            query = f"{query} {word}" if query else word[:MAX_QUERY_CHARS]
     # Only letters, digits, hyphens and spaces are left: in ASCII, spaces are all quote() changes.
     return SEARCH_URL.format(query=query.replace(" ", "%20") if query.isascii()
                              else quote(query, safe=""))

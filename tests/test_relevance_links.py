@@ -73,6 +73,15 @@ def test_the_fast_ascii_path_builds_the_plain_url(title: str) -> None:
     assert title_search_url(title) == _plain_search_url(title)
 
 
+@pytest.mark.parametrize("title", [
+    "a" * 299, "a" * 300, "a" * 301, "ab " * 99 + "a", "ab " * 99 + "ab", "ab " * 99 + "abc",
+    "ab " * 100, "x" * 150 + " " + "y" * 148, "x" * 150 + " " + "y" * 149])
+def test_a_title_at_the_query_limit_gives_the_plain_url(title: str) -> None:
+    """The whole title's words are taken at once when they fit (a word loop was most of
+    building the view of a 50k issue): at the limit, the same query as the loop."""
+    assert title_search_url(title) == _plain_search_url(title)
+
+
 def test_the_query_keeps_the_words_of_the_title() -> None:
     assert _query(title_search_url("SWE-RL: Advancing LLM Reasoning (via RL)")) == \
         "SWE-RL Advancing LLM Reasoning via RL"
