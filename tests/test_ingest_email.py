@@ -146,6 +146,28 @@ def test_a_listing_forwarded_as_an_attachment(tmp_path):
     assert len(load(path).records) == 3
 
 
+def test_every_forwarded_listing_of_a_mail_adds_its_papers(tmp_path):
+    """A mail forwarding two listings as attachments (message/rfc822), or a listing body and a
+    forwarded one, kept only the first listing: the parts of forwarded mails competed with
+    the mail's own for "the first text part that reads as a listing" (a probe, stop 31)."""
+    outer = EmailMessage(policy=policy.SMTP)
+    outer["From"], outer["Subject"] = "me@example.org", "Fwd: two listings"
+    outer.set_content(FORWARDED_BODY)
+    outer.add_attachment(_message(ARXIV_MAIL.read_bytes()))
+    second = _message(ARXIV_MAIL.read_bytes().replace(b"2611.04217", b"2611.09999").replace(
+        b"LanternKV", b"BeaconKV"))
+    outer.add_attachment(second)
+    path = tmp_path / "fwd2.eml"
+    path.write_bytes(bytes(outer))
+    records = load(path).records
+    assert len(records) == 2 + 3 + 3  # the body's Daily Papers page, then each forwarded mail
+    assert {r.arxiv_id for r in records} >= {"2611.04217", "2611.09999"}
+
+
+FORWARDED_BODY = (f"Nov 13\n\nLyreNet: Tuning Strings with Graphs\n\n{ABSTRACT}\n\n"
+                  f"OrbitKV: Caches in Orbit\n\n{ABSTRACT} Another sentence here.\n")
+
+
 def _message(data: bytes) -> EmailMessage:
     message = message_from_bytes(data, policy=policy.default)
     assert isinstance(message, EmailMessage)

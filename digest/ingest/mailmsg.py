@@ -6,7 +6,8 @@ no charset, or one that does not fit its bytes, is read as UTF-8 or a detected
 encoding, with a warning (never silently with replacement characters). The text
 parts are tried in order, text/plain first, then text/html reduced to its visible
 text (``htmltext``); the first one that reads as an arXiv listing or a Daily Papers
-page gives the records. Parts inside a forwarded message (message/rfc822) count too.
+page gives the records, and so does the first of each mail forwarded in it
+(message/rfc822), so a mail forwarding two listings adds both.
 A "Forwarded message" header block and a signature ("-- ") are removed first.
 Attachments (a JSON, CSV, feed or page file) are read in their own format and add
 their papers. A mail with no listing in a part or an attachment is refused ("no paper
@@ -106,7 +107,9 @@ def _parse_message(message: email.message.EmailMessage, source: str) -> Parsed:
     warnings: list[str] = []
     tried: list[str] = []
     texts, attached = _text_parts(message), _attachments(message)
-    found = [_first_listing_body(message, texts[:MAX_PARTS], source, warnings, tried)]
+    budget = iter(range(MAX_PARTS))  # text parts tried, over the mail and those it forwards
+    found = [_first_listing_body(mail, _text_parts(mail, own=True), source, warnings, tried,
+                                 budget) for mail in _mails(message)]
     found += [_attachment(part, source, warnings, tried) for part in attached[:MAX_PARTS]]
     listings = [parsed for parsed in found if parsed is not None]
     untried = _untried(texts, attached)
@@ -152,10 +155,24 @@ def _names(parts: list[email.message.EmailMessage]) -> str:
     return shown + (f" and {len(names) - _NAMED:,} more" if len(names) > _NAMED else "")
 
 
+def _mails(message: email.message.EmailMessage) -> list[email.message.EmailMessage]:
+    """The mail and each mail forwarded in it (message/rfc822 parts, at any depth): each may
+    carry a listing of its own ("forward as attachment" of two listing mails)."""
+    forwarded = [part.get_payload(0) for part in message.walk()
+                 if part.get_content_type() == "message/rfc822" and part.is_multipart()]
+    return [message, *(mail for mail in forwarded
+                       if isinstance(mail, email.message.EmailMessage))]
+
+
 def _first_listing_body(message: email.message.EmailMessage,
                         texts: list[email.message.EmailMessage], source: str,
-                        warnings: list[str], tried: list[str]) -> Parsed | None:
+                        warnings: list[str], tried: list[str],
+                        budget: Iterator[int]) -> Parsed | None:
+    """The first of the mail's own text parts that reads as a listing (its text/plain and
+    text/html alternatives are one listing twice)."""
     for kind, text in _bodies(texts, source, warnings):
+        if next(budget, None) is None:
+            return None
         tried.append(kind)
         parsed = _parse_body(_strip_wrapping(text), f"{source} ({kind} part)", _sent(message))
         if parsed is not None:
@@ -178,9 +195,19 @@ def _automatic(message: email.message.EmailMessage) -> str | None:
     return None
 
 
-def _text_parts(message: email.message.EmailMessage) -> list[email.message.EmailMessage]:
-    return [p for p in message.walk() if p.get_content_maintype() == "text"
-            and not _is_attachment(p)]
+def _text_parts(message: email.message.EmailMessage, *, own: bool = False
+                ) -> list[email.message.EmailMessage]:
+    """The text parts of the mail (``own``: not those of the mails forwarded in it)."""
+    parts = _own_parts(message) if own else message.walk()
+    return [p for p in parts if p.get_content_maintype() == "text" and not _is_attachment(p)]
+
+
+def _own_parts(part: email.message.EmailMessage) -> Iterator[email.message.EmailMessage]:
+    yield part
+    if part.is_multipart() and part.get_content_type() != "message/rfc822":
+        for child in part.get_payload():
+            if isinstance(child, email.message.EmailMessage):
+                yield from _own_parts(child)
 
 
 def _bodies(parts: list[email.message.EmailMessage], source: str,
