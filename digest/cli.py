@@ -25,7 +25,7 @@ import typer
 
 from . import __version__
 from .config import BOUNDS
-from .errors import EX_ERROR, ConfigError, DigestError, OutputUnavailable
+from .errors import EX_ERROR, ConfigDeferred, ConfigError, DigestError, OutputUnavailable
 from .models import Stats
 from .report import RunReport, report_json, write_report
 from .settings import resolve_settings, setting_sources, starter_config
@@ -343,15 +343,30 @@ def ingest(
     run = RunReport()
     with _handled(report, run):
         _require_sources(sources)
-        settings = resolve_settings({"format": fmt, "state": state}, config)
+        with _deferred_setting():
+            settings = resolve_settings({"format": fmt, "state": state}, config)
         if "-" in (sources or []) and sys.stdin is not None and sys.stdin.isatty():  # a person
             _say("Reading a listing from the terminal; end it with Ctrl-D.")
         data = _sources.read_stdin(None) if "-" in (sources or []) else b""
-        kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)
+        with _deferred_setting():
+            kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)
         run.errors += kept.errors
         run.counts = Stats(records_read=kept.read)
         _tell(f"{kept.added} new record{'s' if kept.added != 1 else ''} kept for the "
               f"next issue ({kept.read - kept.added} already there)", "the listing is stored")
+
+
+@contextmanager
+def _deferred_setting() -> Iterator[None]:
+    """A wrong setting (config file, environment) met by the mail hook is exit 75: the mail
+    waits in the queue until it is fixed; exit 2 bounced it for good."""
+    try:
+        yield
+    except ConfigError as error:
+        if isinstance(error, ConfigDeferred):
+            raise
+        raise ConfigDeferred(f"{error} (the mail stays with the mail system, which retries it "
+                             "once the setting is fixed)", setting=error.setting) from None
 
 
 @app.command()

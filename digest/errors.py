@@ -5,6 +5,8 @@ into a one-line message on stderr and the exit code in ``exit_code``::
 
     DigestError                 exit 1   base class; never raised bare
     ├── ConfigError             exit 2   bad flag value, config file or environment
+    │   └── ConfigDeferred      exit 75  the same met by a mail hook (`digest ingest`): the
+    │                                    mail waits in the queue until the setting is fixed
     ├── SourceError             exit 1   a listing that cannot be read or parsed
     │   │                                (names the source, and the line when known)
     │   └── SourceUnavailable   exit 75  its server is down or too slow now: a run that read
@@ -52,6 +54,13 @@ class ConfigError(DigestError):
     """A flag, environment variable or config file value is wrong."""
 
     exit_code = EX_USAGE
+
+
+class ConfigDeferred(ConfigError):
+    """A wrong setting met by ``digest ingest``: exit 75, so that the mail system keeps the
+    listing mail and retries it once the setting is fixed, instead of bouncing it."""
+
+    exit_code = EX_TEMPFAIL
 
 
 class SourceError(DigestError):

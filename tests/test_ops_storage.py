@@ -674,3 +674,21 @@ def test_a_run_report_for_a_closed_standard_output_is_said_to_be_lost(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "standard output: cannot write the run report (it is closed)" in result.stderr
     assert (tmp_path / "out" / "2026-W47.md").exists()
+
+
+@pytest.mark.parametrize("config", ["[limits\n", None, "[limits]\nmax_source_mb = -1\n"])
+def test_a_mail_hook_with_a_broken_config_exits_75_so_the_mail_stays_queued(tmp_path, config):
+    """A config file not valid TOML, missing, or with a value out of range made `digest ingest -`
+    exit 2, and the mail system bounced every listing delivered while it was being edited (a
+    probe, stop 31): 75 keeps each one queued until the setting is fixed; then it is stored."""
+    path = tmp_path / "digest.toml"
+    if config is not None:
+        path.write_text(config, encoding="utf-8")
+    mail = MAILS[0].read_text(encoding="utf-8")
+    state = str(tmp_path / "s.sqlite")
+    result = cli("ingest", "-", "--state", state, "--config", str(path), stdin=mail)
+    line = one_line_error(result, 75)
+    assert str(path) in line and "retries it once the setting is fixed" in line
+    path.write_text("", encoding="utf-8")
+    retry = cli("ingest", "-", "--state", state, "--config", str(path), stdin=mail)
+    assert retry.returncode == 0 and "new record" in retry.stdout
