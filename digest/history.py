@@ -35,6 +35,7 @@ def status(state_path: Path) -> dict[str, Any]:
             "last_sending": _sending(sendings[-1]) if sendings else None,
             "batch_jobs": [{key: job[key] for key in ("id", "week", "requests", "submitted_at")}
                            for job in store.batch_jobs(pending=True)],
+            "inbox_problems": store.inbox_problems(),
         }
 
 
@@ -75,6 +76,9 @@ def status_lines(data: dict[str, Any]) -> list[str]:
                             "the week is asked again: a new job with --batch-api, else (or "
                             "with --resume) directly)"
                             if data["batch_jobs"] else "none pending"),
+        "ingest:       " + (f"{len(data['inbox_problems'])} problem(s) since the last issue, "
+                            f"the newest: {data['inbox_problems'][-1]}"
+                            if data["inbox_problems"] else "no problem since the last issue"),
     ]
 
 

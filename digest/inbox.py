@@ -49,9 +49,10 @@ def ingest(state_path: Path, sources: Sequence[str], *, fmt: str | None = None,
                           "JSON, CSV or a feed); nothing was stored")
     name = _stdin_name(stdin)
     records = [_stdin_named(record, name) for record in ingested.records]
+    problems = [str(error) for error in ingested.errors]
     pause_at("ingest")
-    added = keep_in_inbox(state_path, records)
-    return Kept(len(records), added, [str(error) for error in ingested.errors])
+    added = keep_in_inbox(state_path, records, [*problems, *map(str, ingested.warnings)])
+    return Kept(len(records), added, problems)
 
 
 def _stdin_named(record: Record, name: str) -> Record:
@@ -89,12 +90,15 @@ def _body(raw: bytes) -> bytes:
     return raw[min(ends):] if ends else b""
 
 
-def keep_in_inbox(state_path: Path, records: Sequence[Record]) -> int:
-    """Store ``records`` for the next issue; return how many were new."""
+def keep_in_inbox(state_path: Path, records: Sequence[Record],
+                  problems: Sequence[str] = ()) -> int:
+    """Store ``records`` for the next issue, with what reading them left out or doubted (for
+    the next newsletter's report: a mail hook's stderr is read by nobody); return how many
+    were new."""
     try:
         with Store(state_path, busy_timeout_s=BUSY_TIMEOUT_S) as store:
             store.check_whole()
-            return store.add_to_inbox(records)
+            return store.add_to_inbox(records, problems)
     except StateUnavailable:
         raise
     except (StateError, ConfigError) as error:  # a store path that is a folder, too

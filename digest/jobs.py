@@ -99,6 +99,7 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
         done.weeks = _weeks(sources, options, store, choices.catch_up)
         if not digest.dry_run:
             _uncollected_jobs(store, min([*done.weeks, options.week]), report)
+            _inbox_problems(store, report)
         for week in done.weeks:  # oldest first, each once
             report.week = week
             weekly = replace(options, week=week)
@@ -144,6 +145,17 @@ def _weeks(sources: Sequence[str], options: Options, store: Store, catch_up: boo
         return [options.week]
     found = weeks_with_records(sources, options, store, today_week=current_week())
     return catch_up_weeks(found, store, until=options.week)
+
+
+def _inbox_problems(store: Store, report: RunReport) -> None:
+    """What ``digest ingest`` left out or doubted since the last issue (a skipped line, an
+    attachment it could not read) goes into this run's report: a mail hook's stderr is read
+    by nobody. Publishing an issue clears them."""
+    problems = store.inbox_problems()
+    if problems:
+        logger.warning("digest ingest left out or doubted something in %d place(s) since the "
+                       "last issue; the run report's errors list them", len(problems))
+        report.errors += [f"digest ingest: {problem}" for problem in problems]
 
 
 def _uncollected_jobs(store: Store, first_week: str, report: RunReport) -> None:

@@ -21,7 +21,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -313,6 +313,7 @@ class Store:
             if payload.get("read") is not None:  # what the run read goes with its issue
                 self._keep_read(week, payload["read"]["keys"], payload["read"]["late"])
             self._db.execute("DELETE FROM pending WHERE week = ?", (week,))
+            self._db.execute("DELETE FROM meta WHERE key = 'inbox_problems'")  # reported
 
     def _keep_read(self, week: str, keys: Iterable[int], late: Iterable[int]) -> None:
         """The content keys of the records ``week``'s run read (``late``: those it took from
@@ -460,8 +461,10 @@ class Store:
             raise StateError(f"{self.path}: the store is damaged ({problem}); "
                              f"{fix or _FIX_CORRUPT}", setting=setting)
 
-    def add_to_inbox(self, records: Iterable[Record]) -> int:
-        """Keep records for the next issue; return how many were new (a repeat is a no-op)."""
+    def add_to_inbox(self, records: Iterable[Record], problems: Sequence[str] = ()) -> int:
+        """Keep records for the next issue; return how many were new (a repeat is a no-op).
+        ``problems``: what reading them left out or doubted (a skipped line, an attachment
+        that could not be read), kept for the next newsletter's report (``inbox_problems``)."""
         rows = [(record_key(record), json.dumps(_record_json(record), sort_keys=True))
                 for record in records]
         try:
@@ -470,9 +473,20 @@ class Store:
                 before = self._db.total_changes
                 self._db.executemany("INSERT OR IGNORE INTO inbox (key, record) VALUES (?, ?)",
                                      rows)
-                return self._db.total_changes - before
+                added = self._db.total_changes - before
+                if problems:
+                    kept = dict.fromkeys([*self.inbox_problems(), *problems])  # once each
+                    self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                                     "('inbox_problems', ?)",
+                                     (json.dumps(list(kept)[-INBOX_PROBLEMS_KEPT:]),))
+                return added
         except (sqlite3.Error, OSError) as exc:
             raise store_fault(self.path, exc) from None
+
+    def inbox_problems(self) -> list[str]:
+        """What ``digest ingest`` left out or doubted since the last issue was published."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'inbox_problems'").fetchone()
+        return list(json.loads(row[0])) if row else []
 
     def inbox(self, week: str) -> list[Record]:
         """Records not yet taken by an issue, plus those ``week``'s issue took (re-runs)."""
@@ -677,6 +691,9 @@ def _refuse_symlink_loop(path: Path) -> None:
         return
     raise ConfigError(f"state store {path}: a symlink loop, it leads back to itself; point it "
                       "at a file, or give the store another path", setting="state")
+
+
+INBOX_PROBLEMS_KEPT = 200  # the newest; a mail hook in a loop must not grow the store
 
 
 @functools.cache

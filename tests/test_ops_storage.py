@@ -692,3 +692,27 @@ def test_a_mail_hook_with_a_broken_config_exits_75_so_the_mail_stays_queued(tmp_
     path.write_text("", encoding="utf-8")
     retry = cli("ingest", "-", "--state", state, "--config", str(path), stdin=mail)
     assert retry.returncode == 0 and "new record" in retry.stdout
+
+
+def test_what_ingest_left_out_of_a_mail_reaches_status_and_the_next_issues_report(tmp_path):
+    """A mail whose JSON lines attachment had a broken line kept the other papers, exit 0, and
+    said so only on stderr, which a mail system drops (a probe, stop 31): the lost line is
+    now in `digest status` and in the next newsletter's report; publishing clears it."""
+    state, report = str(tmp_path / "s.sqlite"), tmp_path / "r.json"
+    week_listing(tmp_path, "2026-W47", 3)
+    lines = (tmp_path / "2026-W47.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([lines[0], '{"title": "cut off', *lines[1:]]) + "\n",
+                      encoding="utf-8")
+    kept = cli("ingest", str(broken), "--state", state)
+    assert kept.returncode == 0 and "3 new records" in kept.stdout
+    status = json.loads(cli("status", "--state", state, "--json").stdout)
+    assert len(status["inbox_problems"]) == 1 and "broken.jsonl:2" in status["inbox_problems"][0]
+    assert "ingest:       1 problem(s) since the last issue" in cli("status", "--state",
+                                                                    state).stdout
+    run = cli("newsletter", "--week", "2026-W47", "--state", state, "--out",
+              str(tmp_path / "out"), "--backend", "offline", "--report", str(report))
+    assert run.returncode == 0, run.stderr
+    assert any(error.startswith("digest ingest: ") and "broken.jsonl:2" in error
+               for error in json.loads(report.read_text())["errors"])
+    assert json.loads(cli("status", "--state", state, "--json").stdout)["inbox_problems"] == []
