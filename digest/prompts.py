@@ -11,12 +11,22 @@ a theme is named in the same call that summarises it, at no extra call.
 from __future__ import annotations
 
 import hashlib
+import traceback
 from pathlib import Path
 
 import jinja2
 
 from .errors import TemplateError
 from .render.renderer import TemplateFiles
+
+
+def _template_line(error: BaseException) -> str | None:
+    """"FILE:LINE" of the last template line the error passed through (jinja2 puts the
+    templates' own lines in the traceback)."""
+    lines = [frame for frame in traceback.extract_tb(error.__traceback__)
+             if frame.filename.endswith(".j2")]
+    return f"{lines[-1].filename}:{lines[-1].lineno}" if lines else None
+
 
 TEMPLATE_NAMES = ("system", "theme_summary", "theme_naming", "merge", "intro", "repair")
 
@@ -45,12 +55,25 @@ class Prompts:
         )
 
     def render(self, name: str, **variables: object) -> str:
+        """The prompt ``name`` with ``variables``; a template that cannot be read, parsed or
+        rendered is a ``TemplateError`` naming its file and line."""
         try:
             return self._env.get_template(f"{name}.j2").render(**variables).strip()
-        except jinja2.TemplateNotFound:
-            raise TemplateError(f"prompt template {name}.j2 not found") from None
-        except jinja2.TemplateError as exc:
-            raise TemplateError(f"prompt template {name}.j2: {exc}") from None
+        except jinja2.TemplateNotFound as exc:
+            missing = exc.name if isinstance(exc.name, str) else f"{name}.j2"
+            needed = "" if missing == f"{name}.j2" else f" (included by {name}.j2)"
+            raise TemplateError(f"prompt template {missing} not found{needed}: looked in "
+                                f"{', '.join(self._env.loader.searchpath)}"  # type: ignore[union-attr]
+                                ) from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(f"{exc.filename or name + '.j2'}:{exc.lineno}: {exc.message} "
+                                "(fix that line of the prompt template)") from None
+        except Exception as exc:  # noqa: BLE001 - a template's own line fails: say which
+            where = _template_line(exc) or f"prompt template {name}.j2"
+            what = str(exc) if isinstance(exc, jinja2.TemplateError) else (
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+            raise TemplateError(f"{where}: {what} (the prompt template failed while "
+                                "rendering: fix that line)") from None
 
     def fingerprint(self) -> str:
         """A hash of every template's source: part of the LLM cache key."""

@@ -113,6 +113,22 @@ def test_an_undefined_variable_in_an_override_template_is_an_error(tmp_path):
         run_stage(MockBackend(default=answer), 3, prompts=Prompts(tmp_path))
 
 
+@pytest.mark.parametrize(("source", "says"), [
+    ("Task\n{{ 1 // 0 }}\n", r"intro\.j2:2: ZeroDivisionError"),
+    ("Task\n{{ 'a' + 1 }}\n", r"intro\.j2:2: TypeError"),
+    ("Task\n{% if %}\n", r"intro\.j2:2: "),
+    ('{% include "missing.j2" %}\n', r"missing\.j2 not found \(included by intro\.j2"),
+])
+def test_a_prompt_template_that_fails_names_its_file_and_line(tmp_path, source, says):
+    """A prompt that failed while rendering ({{ 1 // 0 }}, a str + int) ended in a traceback;
+    a syntax error gave no line; a missing include blamed the template that includes it,
+    which exists (a probe, stop 31)."""
+    (tmp_path / "intro.j2").write_text(source)
+    with pytest.raises(TemplateError, match=says) as caught:
+        run_stage(MockBackend(default=answer), 3, prompts=Prompts(tmp_path))
+    assert str(tmp_path) in str(caught.value) or "missing.j2" in str(caught.value)
+
+
 def test_every_call_shares_one_instruction_prefix_and_data_sits_inside_nonce_fences():
     backend = MockBackend(default=answer)
     run_stage(backend, 3, 4, 5)
