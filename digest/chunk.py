@@ -61,13 +61,36 @@ def budget_for(config: Mapping[str, Any], card: ModelLimits | None = None,
     card_window = card.context_window if card else None
     card_output = card.max_output_tokens if card else None
     context = card_window or config.get("context_window") or Budget.context_window
-    our_cap = config.get("max_output_tokens") or Budget.max_output_tokens
+    our_cap = config.get("max_output_tokens") or min(Budget.max_output_tokens, context // 4)
     output = min(our_cap, card_output or our_cap)
     batch = config.get("batch_tokens") or Budget.batch_input_tokens
+    budget = Budget(context_window=context, max_output_tokens=output, batch_input_tokens=batch)
+    _refuse_too_small(budget, model or "the model")
+    return budget
+
+
+MIN_PAPER_TOKENS = 400  # room for one paper's title and abstract (a typical one is ~250-350)
+
+
+def _refuse_too_small(budget: Budget, model: str) -> None:
+    """A window or an output limit that cannot hold one paper or one answer: every call would
+    be refused or cut, and the whole issue summarised offline."""
+    output, context = budget.max_output_tokens, budget.context_window
+    fix = ("raise context_window or lower max_output_tokens in the config file's "
+           f'[models."{model}"] table, or give a model with a larger window')
     if output >= context:
         raise ConfigError(f"max_output_tokens ({output}) must be smaller than the context window "
-                          f"({context}) of {model or 'the model'}")
-    return Budget(context_window=context, max_output_tokens=output, batch_input_tokens=batch)
+                          f"({context}) of {model}: {fix}")
+    one_answer = SUMMARY_OUTPUT_TOKENS + GIST_OUTPUT_TOKENS
+    if output < one_answer:
+        raise ConfigError(f"max_output_tokens ({output}) of {model} is too few for one answer "
+                          f"(a summary and a gist take ~{one_answer}): raise max_output_tokens")
+    room = context - output - budget.prompt_overhead
+    if room < MIN_PAPER_TOKENS:
+        raise ConfigError(f"the context window of {model} ({context} tokens) leaves {room} tokens "
+                          f"for papers after the answer ({output}) and the instructions "
+                          f"(~{budget.prompt_overhead}), and a paper takes up to "
+                          f"~{MIN_PAPER_TOKENS}: {fix}")
 
 
 def plan_batches(themes: Sequence[Theme], papers: Mapping[str, Paper],

@@ -82,6 +82,29 @@ def test_output_limit_beyond_the_window_is_a_config_error():
         budget_for({"context_window": 1_000, "max_output_tokens": 2_000}, model="some-model")
 
 
+def test_a_small_window_takes_a_smaller_default_output_limit():
+    """`[models."qwen-small"] context_window = 2048` said "max_output_tokens (3072) must be
+    smaller than the context window (2048)" of a limit the user never set (a probe, stop 31):
+    digest's own default output cap is a quarter of a small window."""
+    budget = budget_for({"context_window": 2_048}, model="qwen-small")
+    assert budget.max_output_tokens == 512 and budget.input_tokens >= 1_000
+
+
+@pytest.mark.parametrize(("config", "says"), [
+    ({"context_window": 1_024, "max_output_tokens": 512}, "leaves 212 tokens for papers"),
+    ({"context_window": 1_000, "max_output_tokens": 2_000}, "must be smaller than the context"),
+    ({"context_window": 16_000, "max_output_tokens": 50}, "too few for one answer"),
+])
+def test_a_window_or_output_limit_too_small_for_one_paper_is_a_config_error(config, says):
+    """A 1,024-token window with 512 for the answer was accepted, and every prompt (600-670
+    tokens of one paper and the instructions) was bigger than it: the server refused them all
+    and the issue was summarised offline; 50 output tokens cut every answer (a probe)."""
+    with pytest.raises(ConfigError, match=says) as caught:
+        budget_for(config, model="small")
+    assert "small" in str(caught.value) and ("raise" in str(caught.value)
+                                             or "lower" in str(caught.value))
+
+
 def test_the_default_budget_gives_each_seed_theme_one_call():
     """Fewer, fuller batches (issue 15 point 5): the seed pages' themes (up to 30 papers,
     ~9,300 prompt tokens) each fit one call with gpt-4o-mini's card, so no theme needs a
