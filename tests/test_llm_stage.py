@@ -411,3 +411,19 @@ def test_a_run_a_bad_key_stops_reports_what_it_read_and_the_calls_it_made(server
     assert report["counts"]["records_read"] == 40 and report["counts"]["papers_unique"] == 30
     assert report["llm"]["calls"] == 1 and report["llm"]["failed_calls"] == 1
     assert "check OPENAI_API_KEY" in report["errors"][-1]
+
+
+def test_repairs_count_the_repairs_sent_not_those_a_limit_stopped(server, tmp_path):
+    """With a model that never answers in JSON and a token limit that leaves no room for the
+    repairs, the report said `repairs: 2` though the server got only the 2 first prompts (a
+    probe, stop 31): the README's `repairs` is the invalid answers sent back."""
+    server.responder = lambda body: Reply.text("I cannot answer in JSON, sorry.")
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(app, [
+        "summarize", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai", "--base-url",
+        server.url, "--no-cache", "--max-tokens", "6000", "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    llm = json.loads(report.read_text())["llm"]
+    repairs_sent = sum(1 for sent in server.chat_requests if len(sent.body["messages"]) > 2)
+    assert llm["repairs"] == repairs_sent
+    assert llm["calls"] == len(server.chat_requests)

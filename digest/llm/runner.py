@@ -213,6 +213,8 @@ class CallRunner:
     def _settle(self, flight: _Flight, reply: Reply) -> None:
         call = flight.call
         self.stats.calls += 1
+        if call.question is not None:  # a repair counts once it was sent, not when asked for
+            self.stats.repairs += 1
         if reply.error is not None:
             error = named_cut(reply.error, self.spending.deadline)
             self._record(flight, reply, f"error: {type(error).__name__}")
@@ -237,7 +239,6 @@ class CallRunner:
 
     def _repair(self, call: Call, reply: Reply) -> None:
         assert reply.completion is not None
-        self.stats.repairs += 1
         self.submit(call.repair(reply.completion, list(reply.problems),
                                 self._repair_message(list(reply.problems))))
         self._submitted -= 1  # the same unit of work, asked again
