@@ -35,7 +35,7 @@ from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
 from .fetch import Fetcher, amount, is_url
-from .limits import SETTING, IngestLimits, ingest_limits, record_cap
+from .limits import SETTING, IngestLimits, ingest_limits, record_cap, within_caps
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .plausible import NotAListing, screen
 from .sources import Raw, StdinReader, expand_marked, read
@@ -185,27 +185,9 @@ def _bytes_left(name: str, run: _Run) -> int:
 
 def _cut(parsed: Parsed, source: str, run: _Run) -> list[SourceError]:
     """Keep the records within the caps; one error per cut, saying how many were left out."""
-    cuts = []
-    per_source = run.limits.max_records_per_source
-    left = parsed.left_out + max(len(parsed.records) - per_source, 0)
-    if left:
-        parsed.records = parsed.records[:per_source]
-        cuts.append(_cut_error(source, len(parsed.records) + left, len(parsed.records),
-                               "max_records_per_source",
-                               f"a source may give at most {per_source:,}"))
-    room = max(run.limits.max_records_per_run - len(run.result.records), 0)
-    if len(parsed.records) > room:
-        kept_before = len(parsed.records)
-        parsed.records = parsed.records[:room]
-        cuts.append(_cut_error(source, kept_before, room, "max_records_per_run",
-                               f"the run reached its cap of {run.limits.max_records_per_run:,}"))
+    parsed.records, cuts = within_caps(parsed.records, source, run.limits,
+                                       len(run.result.records), left_out=parsed.left_out)
     return cuts
-
-
-def _cut_error(source: str, total: int, kept: int, setting: str, why: str) -> SourceError:
-    return SourceError(source, f"{why} records, so {total - kept:,} of its {total:,} records "
-                       f"were left out (kept {kept:,})",
-                       fix=f"raise {SETTING[setting]} in the config, or split the source")
 
 
 def _parse(text: str, source: str, fmt: str | None, content_type: str | None) -> Parsed:

@@ -12,9 +12,9 @@ import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, SourceError
 from ..tables import check_kind, check_table
 
 MIB = 2**20
@@ -60,6 +60,39 @@ def ingest_limits(config: Mapping[str, Any], origin: str = "config") -> IngestLi
         _check_range(key, value, f"{origin}: [limits] {key}")
         values[name] = value * unit
     return IngestLimits(**values)
+
+
+_T = TypeVar("_T")
+
+
+def within_caps(records: list[_T], source: str, limits: IngestLimits, kept_before: int, *,
+                left_out: int = 0, unit: str = "a source", whole: str = "the run",
+                fix: str = "split the source") -> tuple[list[_T], list[SourceError]]:
+    """``records`` of one source cut to the record caps (``kept_before``: what the whole
+    already holds; ``left_out``: records the parser already dropped at the source's cap),
+    and one error per cut, saying how many were left out and which setting raises it."""
+    cuts = []
+    per_source = limits.max_records_per_source
+    left = left_out + max(len(records) - per_source, 0)
+    if left:
+        records = records[:per_source]
+        cuts.append(_cut_error(source, len(records) + left, len(records),
+                               "max_records_per_source", f"{unit} may give at most "
+                               f"{per_source:,}", fix))
+    room = max(limits.max_records_per_run - kept_before, 0)
+    if len(records) > room:
+        total = len(records)
+        records = records[:room]
+        cuts.append(_cut_error(source, total, room, "max_records_per_run",
+                               f"{whole} reached its cap of {limits.max_records_per_run:,}", fix))
+    return records, cuts
+
+
+def _cut_error(source: str, total: int, kept: int, setting: str, why: str,
+               fix: str) -> SourceError:
+    return SourceError(source, f"{why} records, so {total - kept:,} of its {total:,} records "
+                       f"were left out (kept {kept:,})",
+                       fix=f"raise {SETTING[setting]} in the config, or {fix}")
 
 
 def _check_range(key: str, value: float, where: str) -> None:

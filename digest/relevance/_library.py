@@ -21,7 +21,7 @@ from ..errors import SourceError
 from ..ingest import PARSERS, IngestLimits, detect_format, load_sources
 from ..ingest.decoding import decode
 from ..ingest.fetch import Fetcher
-from ..ingest.limits import SETTING
+from ..ingest.limits import within_caps
 from ..ingest.plausible import NotAListing, title_problem
 from ..ingest.sources import LISTING_SUFFIXES, expand_marked, read
 from ..models import Record
@@ -73,26 +73,12 @@ def load_library(paths: Sequence[Path | str], limits: IngestLimits | None = None
 def _within_caps(read_: list[Record], name: str, limits: IngestLimits, kept_before: int,
                  cuts: list[SourceError]) -> list[Record]:
     """The file's records that the caps leave, as ingest keeps a source's; a cut each."""
-    per_source, per_run = limits.max_records_per_source, limits.max_records_per_run
-    if len(read_) > per_source:
-        cuts.append(_cut(name, len(read_), per_source, "max_records_per_source",
-                         f"a library file may give at most {per_source:,}"))
-        read_ = read_[:per_source]
-    room = max(per_run - kept_before, 0)
-    if len(read_) > room:
-        cuts.append(_cut(name, len(read_), room, "max_records_per_run",
-                         f"the library reached its cap of {per_run:,}"))
-        read_ = read_[:room]
-    return read_
-
-
-def _cut(name: str, total: int, kept: int, setting: str, why: str) -> SourceError:
-    cut = SourceError(name, f"{why} records, so {total - kept:,} of its {total:,} records "
-                      f"were left out (kept {kept:,})",
-                      fix=f"raise {SETTING[setting]} in the config, or keep fewer papers in "
-                          "the library")
-    logger.error("%s", cut)
-    return cut
+    kept, cut = within_caps(read_, name, limits, kept_before, unit="a library file",
+                            whole="the library", fix="keep fewer papers in the library")
+    for error in cut:
+        logger.error("%s", error)
+    cuts += cut
+    return kept
 
 
 def _read_one(name: str, limits: IngestLimits) -> tuple[list[Record], list[str]]:
