@@ -9,12 +9,17 @@ another encoding is an error naming the file and the line, not a traceback.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
 
 from .errors import DigestError
+
+# A write that failed for one of these may pass once the disk has space or is writable again:
+# a temporary failure (exit 75), where any other error needs a person.
+TEMPORARY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
 
 
 def _read_umask() -> int:

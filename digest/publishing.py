@@ -36,6 +36,7 @@ from typing import Any
 from . import issue_codec
 from .dedup import published_names
 from .errors import ConfigError, StateBusy, StateError, StateUnavailable, TemplateError
+from .files import TEMPORARY_ERRNOS
 from .llm._stats import LLMStats
 from .models import Issue, Record
 from .outputs import (
@@ -60,7 +61,6 @@ from .weeks import is_week
 
 logger = logging.getLogger("digest.publishing")
 
-TEMPORARY_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO}
 REPORT_KEYS = {".md": "markdown", ".html": "html", ".txt": "text"}
 
 

@@ -25,6 +25,7 @@ from .config import (
     load_config,
 )
 from .errors import ConfigError, DigestError, OutputUnavailable
+from .files import TEMPORARY_ERRNOS
 from .home import digest_home
 from .links import ARXIV_API
 from .redaction import url_for_logs
@@ -275,7 +276,7 @@ def starter_config(path: Path) -> Path:
                           "edit it)") from None
     except OSError as error:
         what = f"{path}: cannot write ({error.strerror or error}); nothing was written"
-        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO):
+        if error.errno in TEMPORARY_ERRNOS:
             raise OutputUnavailable(f"{what}: free space or make the disk writable, then run "
                                     "again") from None
         fix = ("create its folder first, or give another path" if error.errno == errno.ENOENT
