@@ -11,22 +11,12 @@ a theme is named in the same call that summarises it, at no extra call.
 from __future__ import annotations
 
 import hashlib
-import traceback
 from pathlib import Path
 
 import jinja2
 
 from .errors import TemplateError
-from .render.renderer import TemplateFiles
-
-
-def _template_line(error: BaseException) -> str | None:
-    """"FILE:LINE" of the last template line the error passed through (jinja2 puts the
-    templates' own lines in the traceback)."""
-    lines = [frame for frame in traceback.extract_tb(error.__traceback__)
-             if frame.filename.endswith(".j2")]
-    return f"{lines[-1].filename}:{lines[-1].lineno}" if lines else None
-
+from .render.renderer import TemplateFiles, template_line
 
 TEMPLATE_NAMES = ("system", "theme_summary", "theme_naming", "merge", "intro", "repair")
 
@@ -69,7 +59,7 @@ class Prompts:
             raise TemplateError(f"{exc.filename or name + '.j2'}:{exc.lineno}: {exc.message} "
                                 "(fix that line of the prompt template)") from None
         except Exception as exc:  # noqa: BLE001 - a template's own line fails: say which
-            where = _template_line(exc) or f"prompt template {name}.j2"
+            where = template_line(exc) or f"prompt template {name}.j2"
             what = str(exc) if isinstance(exc, jinja2.TemplateError) else (
                 f"{type(exc).__name__}: {' '.join(str(exc).split())}")
             raise TemplateError(f"{where}: {what} (the prompt template failed while "

@@ -214,8 +214,7 @@ class Store:
         version = self._version()
         if version > len(MIGRATIONS):
             return  # from a newer digest: the upgrade says so
-        tables = {row[0] for row in self._db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        tables = _table_names(self._db)
         missing = _tables_made_by(version) - tables
         if (version == 0 and tables) or missing:
             raise StateError(f"{name}: not a digest state store (another program's SQLite file: "
@@ -702,10 +701,14 @@ def _tables_made_by(version: int) -> frozenset[str]:
     try:
         for script in MIGRATIONS[:version]:
             db.executescript(script)
-        return frozenset(row[0] for row in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
+        return _table_names(db)
     finally:
         db.close()
+
+
+def _table_names(db: sqlite3.Connection) -> frozenset[str]:
+    return frozenset(row[0] for row in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"))
 
 
 def _remove_dead_builds(path: Path) -> None:

@@ -293,11 +293,17 @@ class Renderer:
         (jinja2 puts the template's own lines in the traceback), if any."""
         if len(self._search) < 2:
             return None
-        folder = Path(self._search[0]).resolve()
-        lines = [frame for frame in traceback.extract_tb(error.__traceback__)
-                 if frame.filename.endswith(".j2") and Path(frame.filename).resolve().parent
-                 == folder]
-        return f"{lines[-1].filename}:{lines[-1].lineno}" if lines else None
+        return template_line(error, Path(self._search[0]))
+
+
+def template_line(error: BaseException, folder: Path | None = None) -> str | None:
+    """"FILE:LINE" of the last template line (of a template in ``folder``, if given) the error
+    passed through: jinja2 puts the templates' own lines in the traceback."""
+    within = folder.resolve() if folder is not None else None
+    lines = [frame for frame in traceback.extract_tb(error.__traceback__)
+             if frame.filename.endswith(".j2")
+             and (within is None or Path(frame.filename).resolve().parent == within)]
+    return f"{lines[-1].filename}:{lines[-1].lineno}" if lines else None
 
 
 def _fix(exc: jinja2.TemplateError) -> str:
