@@ -345,10 +345,9 @@ def ingest(
         _require_sources(sources)
         with _deferred_setting():
             settings = resolve_settings({"format": fmt, "state": state}, config)
-        if "-" in (sources or []) and sys.stdin is not None and sys.stdin.isatty():  # a person
-            _say("Reading a listing from the terminal; end it with Ctrl-D.")
-        data = _sources.read_stdin(None) if "-" in (sources or []) else b""
-        with _deferred_setting():
+            if "-" in (sources or []) and sys.stdin is not None and sys.stdin.isatty():
+                _say("Reading a listing from the terminal; end it with Ctrl-D.")  # a person
+            data = _sources.read_stdin(None) if "-" in (sources or []) else b""
             kept = _run_of(settings).ingest(sources or [], strict=strict, stdin=data)
         run.errors += kept.errors
         run.counts = Stats(records_read=kept.read)
