@@ -139,7 +139,8 @@ def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
     store.add_batch_job(job_id, week, input_file, len(planned), signed["digest_plan"])
     report.batch = {"job": job_id, "status": "submitted", "requests": len(planned)}
     done = "found unrecorded, now recorded" if adopted else "submitted"
-    return f"{week}: {done}, {len(planned)} requests, job {job_id} (the next run collects it)"
+    return (f"{week}: {done}, {len(planned)} requests, job {job_id} (the next run of {week} "
+            "collects it)")
 
 
 def _collect(digest: Digest, sources: Sequence[str], options: Options, store: Store,

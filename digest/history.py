@@ -72,9 +72,9 @@ def status_lines(data: dict[str, Any]) -> list[str]:
         "batch jobs:   " + ("; ".join(f"{job['week']} job {job['id']}, {job['requests']} "
                                      f"requests, submitted {job['submitted_at']} UTC"
                                      for job in data["batch_jobs"])
-                            + " (the next run collects it; if the server no longer has it, "
-                            "the week is asked again: a new job with --batch-api, else (or "
-                            "with --resume) directly)"
+                            + " (the next run of its week collects it; if the server no "
+                            "longer has it, the week is asked again: a new job with "
+                            "--batch-api, else (or with --resume) directly)"
                             if data["batch_jobs"] else "none pending"),
         "ingest:       " + (f"{len(data['inbox_problems'])} problem(s) since the last issue, "
                             f"the newest: {data['inbox_problems'][-1]}"

@@ -41,6 +41,7 @@ def test_a_later_weeks_run_says_an_earlier_weeks_job_is_not_collected(fake, tmp_
         week_listing(tmp_path / "in" / week, week, 8)
     code, output = newsletter(fake, tmp_path, "2026-W47", "--batch-api", folder="2026-W47")
     assert code == 0 and "2026-W47: submitted" in output, output
+    assert "(the next run of 2026-W47 collects it)" in output  # not a later week's
     job = next(iter(fake.jobs.values()))
     polls = job.step
     report = tmp_path / "r.json"
