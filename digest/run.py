@@ -112,13 +112,13 @@ class Digest:
         """``digest summarize``: the issue in memory; the state store is neither read nor
         written. The model's answers (and the prompts' nonce, so that the same question is
         the same prompt) are kept in ``$DIGEST_HOME/summarize-cache.sqlite``, so asking twice
-        does not pay twice; ``cache=False`` (and a dry run) keeps nothing."""
+        does not pay twice; ``cache=False`` keeps nothing, and a dry run only reads them."""
         from .llm.wiring import asks_a_model
 
         options = replace(self.options(week, strict=strict, include_published=True,
                                        show_rest=show_rest), require_records=True)
-        wanted = cache and not self.dry_run and asks_a_model(self.settings)
-        with answer_cache(wanted) as store:
+        wanted = cache and asks_a_model(self.settings)
+        with answer_cache(wanted, read_only=self.dry_run) as store:
             return self.build(sources, options, store, report)
 
     def newsletter(self, sources: Sequence[str], options: Options,
@@ -167,13 +167,15 @@ class MissingFolder(ConfigError):
         super().__init__(f"{setting} folder {value}: no such folder", setting=setting)
 
 
-def answer_cache(wanted: bool) -> Store:
+def answer_cache(wanted: bool, *, read_only: bool = False) -> Store:
     """The store ``digest summarize`` keeps its answers in; in memory when not wanted or when
-    the file cannot be used (the run then asks again, and says why)."""
+    the file cannot be used (the run then asks again, and says why). ``read_only`` (a dry
+    run) reads a copy of it in memory, so that the plan leaves out what is cached and the
+    file is neither made nor changed."""
     if wanted:
         path = digest_home() / SUMMARIZE_CACHE
         try:
-            return Store(path)
+            return Store.copy_of(path) if read_only else Store(path)
         except StateError as error:
             logger.warning("the answer cache %s cannot be used (%s); asking without it",
                            path, error)

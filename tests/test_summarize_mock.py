@@ -19,6 +19,7 @@ from digest.chunk import Budget, plan_batches
 from digest.cli import app
 from digest.errors import TemplateError
 from digest.llm import OfflineBackend, Price
+from digest.llm._plan import plan_table
 from digest.llm.base import ChatBackend, ChatRequest
 from digest.llm.mock import MockBackend
 from digest.llm.runner import RunLimits
@@ -202,6 +203,52 @@ def test_dry_run_asks_nothing_and_prices_every_call():
     assert {"merge", "intro"} <= {row["task"] for row in plan}
     assert all(row["prompt_tokens"] > 0 and row["cost_usd"] > 0 for row in plan)
     assert not summarizer.stats.degraded and every_paper_has_a_gist(summaries, themes)
+
+
+def test_a_dry_run_marks_the_calls_a_cost_or_token_limit_would_stop():
+    """A dry run with ``max_cost`` listed every call as if it would be made: the plan said
+    four summaries, a merge and an intro would be paid for, when the real run stops at the
+    limit and summarises the rest offline (stop 31's note)."""
+    price = Price(input=1.0, cached_input=0.5, output=2.0)
+    _, free, _ = run_stage(MockBackend(default=answer), 3, 12, dry_run=True, price=price,
+                           budget=Budget(max_output_tokens=600))
+    costs = [row["cost_usd"] for row in free.stats.plan]
+    limit = round(sum(costs[:2]) + costs[2] / 2, 6)  # two calls fit, the third does not
+    _, capped, _ = run_stage(MockBackend(default=answer), 3, 12, dry_run=True, price=price,
+                             budget=Budget(max_output_tokens=600), max_cost_usd=limit)
+    plan = capped.stats.plan
+    assert [row["stopped"] for row in plan[:2]] == [None, None]
+    assert all(row["stopped"] == f"the cost limit (setting max_cost = {limit:g})"
+               for row in plan[2:])
+    table = plan_table(capped.stats)
+    assert f"{len(plan) - 2} of these calls would not be made: the cost limit" in table
+    assert "total    2 calls" in table  # the total is what the run would pay
+    _, tokens, _ = run_stage(MockBackend(default=answer), 3, 12, dry_run=True,
+                             budget=Budget(max_output_tokens=600), max_tokens=1)
+    assert all(row["stopped"] == "the token limit (setting max_tokens = 1)"
+               for row in tokens.stats.plan)
+
+
+def test_a_dry_run_of_summarize_reads_the_answer_cache_and_writes_nothing(tmp_path):
+    """``digest summarize --dry-run`` priced every call again after a run had cached the
+    answers, so the real run that followed cost nothing while the plan said it would pay
+    (stop 31's note). The cache is read from a copy: the dry run leaves its bytes alone."""
+    args = ["summarize", str(EXAMPLES), "--week", "2026-W47", "--backend", "openai",
+            "--concurrency", "1"]
+    cache = Path(os.environ["DIGEST_HOME"]) / "summarize-cache.sqlite"
+    with FakeOpenAI() as server:
+        cold = CliRunner().invoke(app, [*args, "--base-url", server.url, "--dry-run"])
+        assert not cache.exists()  # a dry run makes no cache
+        first = CliRunner().invoke(app, [*args, "--base-url", server.url])
+        sent = len(server.chat_requests)
+        before = cache.read_bytes()
+        warm = CliRunner().invoke(app, [*args, "--base-url", server.url, "--dry-run"])
+        asked = len(server.chat_requests) - sent
+    assert cold.exit_code == first.exit_code == warm.exit_code == 0, warm.output
+    assert asked == 0 and cache.read_bytes() == before
+    assert "calls" in cold.stdout and "already in the cache" not in cold.stdout
+    assert f"{sent} answers are already in the cache and cost nothing." in warm.stdout
+    assert "total    0 calls" in warm.stdout
 
 
 # The offline backend is a backend like any other -----------------------------------------

@@ -70,6 +70,8 @@ class Spending:
         self.stats = stats
         self._counter = counter
         self.deadline: float | None = None  # time.monotonic() after which no call starts
+        self._planned = Reserved()  # a dry run's calls that the limits let through
+        self._plan_stopped: str | None = None
 
     def start_clock(self) -> None:
         if self.deadline is None:
@@ -93,10 +95,26 @@ class Spending:
             return stats.stopped
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return DEADLINE
-        tokens = stats.spent_tokens + sum(r.tokens for r in in_flight) + reserved.tokens
+        return self._over_limits(
+            stats.spent_tokens + sum(r.tokens for r in in_flight) + reserved.tokens,
+            stats.cost_usd + sum(r.cost for r in in_flight) + reserved.cost)
+
+    def planned_stop(self, reserved: Reserved) -> str | None:
+        """A dry run's call: the token or cost limit that would stop it, as the real run would
+        (and every call after it, as ``LLMStats.stop`` does), or None, and it is counted as
+        spent."""
+        if self._plan_stopped is None:
+            tokens = self._planned.tokens + reserved.tokens
+            cost = self._planned.cost + reserved.cost
+            self._plan_stopped = self._over_limits(tokens, cost)
+            if self._plan_stopped is None:
+                self._planned = Reserved(tokens, cost)
+        return self._plan_stopped
+
+    def _over_limits(self, tokens: int, cost: float) -> str | None:
+        limits = self.limits
         if limits.max_tokens is not None and tokens > limits.max_tokens:
             return f"the token limit (setting max_tokens = {limits.max_tokens})"
-        cost = stats.cost_usd + sum(r.cost for r in in_flight) + reserved.cost
         if limits.max_cost_usd is not None and cost > limits.max_cost_usd:
             return f"the cost limit (setting max_cost = {limits.max_cost_usd:g})"
         return None

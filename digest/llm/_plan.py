@@ -53,6 +53,7 @@ class PlanRow:
     prompt_tokens: int
     output_tokens: int
     cost_usd: float
+    stopped: str | None = None  # the token or cost limit that would stop this call
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,13 +68,18 @@ def plan_table(llm: LLMStats | Mapping[str, Any]) -> str:
         return lines[0] + f" The {stats.backend} backend would make no LLM calls.\n"
     lines.append(f"{'task':<8} {'theme':<40} {'prompt':>7} {'output':>7} {'USD':>9}")
     for row in rows:
+        price = "(stopped)" if row.stopped else f"{row.cost_usd:.4f}"
         lines.append(f"{row.task:<8} {ellipsize(row.label, 40):<40} {row.prompt_tokens:>7} "
-                     f"{row.output_tokens:>7} {row.cost_usd:>9.4f}")
-    prompt = sum(row.prompt_tokens for row in rows)
-    output = sum(row.output_tokens for row in rows)
-    cost = sum(row.cost_usd for row in rows)
-    lines.append(f"{'total':<8} {ellipsize(f'{len(rows)} calls', 40):<40} {prompt:>7} {output:>7} "
+                     f"{row.output_tokens:>7} {price:>9}")
+    made = [row for row in rows if not row.stopped]
+    prompt = sum(row.prompt_tokens for row in made)
+    output = sum(row.output_tokens for row in made)
+    cost = sum(row.cost_usd for row in made)
+    lines.append(f"{'total':<8} {ellipsize(f'{len(made)} calls', 40):<40} {prompt:>7} {output:>7} "
                  f"{cost:>9.4f}")
+    if stopped := [row for row in rows if row.stopped]:
+        lines.append(f"{len(stopped)} of these calls would not be made: {stopped[0].stopped} "
+                     "stops them, and their themes would be summarised offline.")
     if stats.cache_hits:
         lines.append(f"{stats.cache_hits} answers are already in the cache and cost nothing.")
     lines.append("Output tokens are estimates (the model decides); a merge's prompt is "

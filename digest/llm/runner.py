@@ -179,7 +179,8 @@ class CallRunner:
         if reason == DRY_RUN:
             self.stats.plan.append(PlanRow(
                 call.task, call.label, reserved.tokens - call.expected_output,
-                call.expected_output, round(reserved.cost, 6)).as_dict())
+                call.expected_output, round(reserved.cost, 6),
+                self.spending.planned_stop(reserved)).as_dict())
             self._deliver(call, None, fallback=False)
             return
         if self._fatal is None and self.stats.stop(reason):
