@@ -616,3 +616,58 @@ def test_plain_text_from_untrusted_text_draws_no_rule_line_of_a_heading(rule):
     assert len(rules.findall(rendered)) == len(rules.findall(own))
     assert f"every reader {rule * 3} Reply" in rendered.replace("\n", " ")
     assert without_rules("a -- b --- c ----") == "a -- b --- c ---"  # prose dashes stay
+
+
+# --- the same in a Markdown or text template of yours (a probe, stop 32) ----------------------
+
+TEXT_VALUE = ("Repair of Programs Written in # Language and Friends - see "
+              "[Click](javascript:alert(1)) and <b>bold</b> | a | b |\n1. Account notice")
+# (less the constructs that write HTML of their own, which a template may do)
+TEXT_CONSTRUCTS = [c for c in CONSTRUCTS if "{% filter" not in c and "<" not in c] + [
+    "{{ v | wordwrap(30) }}",
+    "{{ v | md | wordwrap(30) }}",
+    "{{ v | md | replace('\\\\', '') }}",
+    "{% macro m(x) %}{{ x }}{% endmacro %}{{ m(v) | wordwrap(30) | replace('\\\\', '') }}",
+    "{% macro m() %}{{ caller() | replace('\\\\', '') }}{% endmacro %}"
+    "{% call m() %}{{ v }}{% endcall %}",
+    "{% set t %}{{ v }}{% endset %}{{ t | wordwrap(30) | replace('\\\\', '') }}",
+]
+FILTER_BLOCKS = [
+    "{% filter wordwrap(30) %}{{ v }}{% endfilter %}",
+    "{% filter replace('\\\\', '') %}{{ v }}{% endfilter %}",
+    "{% filter upper %}**{{ v }}**{% endfilter %}",
+]
+
+
+def _construct_markdown(construct: str, tmp_path) -> str:
+    (tmp_path / "issue.md.j2").write_text(
+        "Before\n\n{% set v = issue.sections[0].papers[0].title %}"
+        f"{construct}\n\nAfter\n")
+    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, TEXT_VALUE)])])
+    return Renderer(tmp_path).markdown(issue)
+
+
+@pytest.mark.parametrize("construct", TEXT_CONSTRUCTS)
+def test_no_construct_of_a_markdown_template_makes_a_value_markup(construct, tmp_path):
+    """In Markdown, a value stays text whatever filters a template puts it through."""
+    markdown = _construct_markdown(construct, tmp_path)
+    made = {token.type for token in md_tokens(markdown)}
+    assert not made & {"heading_open", "link_open", "image", "html_inline", "html_block",
+                       "bullet_list_open", "ordered_list_open", "table_open", "hr"}, markdown
+
+
+@pytest.mark.parametrize("construct", FILTER_BLOCKS)
+@pytest.mark.parametrize("kind", ["md", "txt"])
+def test_a_filter_block_in_a_markdown_or_text_template_is_a_template_error(
+        construct, kind, tmp_path):
+    """A filter block's output was never escaped again: ``{% filter wordwrap(30) %}`` put a
+    title's "# Language" at the start of a line (a heading), and ``replace`` took the escapes
+    out of a link (a probe, stop 32). Its filter applied to the value is escaped after it."""
+    (tmp_path / f"issue.{kind}.j2").write_text(
+        "{% set v = issue.sections[0].papers[0].title %}\n" f"{construct}\n")
+    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, TEXT_VALUE)])])
+    with pytest.raises(TemplateError) as caught:
+        getattr(Renderer(tmp_path), {"md": "markdown", "txt": "text"}[kind])(issue)
+    message = str(caught.value)
+    assert f"issue.{kind}.j2:2: " in message and "\n" not in message
+    assert "apply the filter to the value" in message

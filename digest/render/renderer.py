@@ -162,6 +162,18 @@ class _MarkupCode(CodeGenerator):
         super().visit_EvalContextModifier(node, frame)
 
 
+class _TextCode(CodeGenerator):
+    """Markdown and plain-text templates compiled so that ``{% filter %}`` is a template
+    error: its output is written as the filter makes it, after the escaping of the values
+    inside, so ``wordwrap`` could start a line with a title's ``#`` and ``replace`` could
+    take the escapes out of a link. A filter applied to the value is escaped after it."""
+
+    def visit_FilterBlock(self, node: nodes.FilterBlock, frame: Frame) -> None:
+        self.fail("a {% filter %} block cannot be used in a Markdown or text template (its "
+                  "output would not be escaped); apply the filter to the value instead, as in "
+                  "{{ paper.title | wordwrap(60) }}", node.lineno)
+
+
 class _MarkupTextOnly(SandboxedEnvironment):
     """HTML and XML: ``Markup`` a template makes itself (a ``{% set %}`` block, a macro's
     output, escaped text) has no methods, and a slice or an item of it is its text: splitting
@@ -332,6 +344,8 @@ def _environment(loader: jinja2.BaseLoader, kind: str, *, sandboxed: bool) -> ji
         loader=loader, undefined=jinja2.StrictUndefined, autoescape=markup,
         finalize=_FINALIZE[kind], trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
+    if not markup:
+        env.code_generator_class = _TextCode
     env.filters["md"] = lambda value: Trusted(escape_markdown(value))
     if markup:
         env.filters.update(_escaping_filters(kind))
