@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import issue_codec
 from .batchjobs import BatchChoice, batch_step
 from .dating import catch_up_weeks
-from .errors import ConfigError, MailError, MailUnavailable
+from .errors import ConfigError, MailError, MailUnavailable, SourceError
 from .llm._stats import LLMStats
 from .llm.wiring import degraded_error, degraded_part
 from .mail import MailSettings, build_message, send
@@ -36,6 +36,7 @@ from .report import RunReport
 from .runlock import run_lock
 from .sending import already_sent, send_recorded, still_to_send
 from .state import Store
+from .textsafety import ellipsize
 from .weeks import current_week
 
 if TYPE_CHECKING:
@@ -89,8 +90,9 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
     wanted = parse_formats(choices.formats)  # bad values are usage errors before any work
     feed_base(choices.site_url)
     refuse_week_to_come(options.week)
-    options = replace(options, use_inbox=True, require_records=True, by_date=True)
     out_dir = Path(digest.settings["out"])
+    options = replace(options, use_inbox=True, require_records=True, by_date=True,
+                      output_folder=out_dir)
     done = Published()
     with publishing_session(Path(digest.settings["state"]), out_dir, command="newsletter",
                             week=options.week, wait_s=choices.wait_s,
@@ -114,6 +116,7 @@ def publish(digest: Digest, sources: Sequence[str], options: Options, choices: P
             if digest.dry_run:
                 done.planned = True
                 return done
+            _refuse_a_smaller_rerun(built.issue, store, sources)
             _refuse_degraded(report, choices.fail_on_degraded)
             path = write_issue(built, out_dir, store, report, formats=wanted,
                                templates_dir=options.templates_dir, site_url=choices.site_url)
@@ -189,6 +192,30 @@ def _refuse_another_issue(issue: Issue, store: Store) -> None:
                           "or re-run the newsletter first")
 
 
+def _refuse_a_smaller_rerun(issue: Issue, store: Store, sources: Sequence[str]) -> None:
+    """A re-run of a published week writes it again with the same papers: one whose listings
+    no longer hold some of them (rotated, overwritten, cut short) would replace the issue
+    with a smaller or an empty one, which the week's mail would then send."""
+    published = store.published_in(issue.week)
+    built = {paper.id for section in issue.sections for paper in section.papers}
+    lost = (published - built - {paper.id for paper in issue.also}
+            - store.published_before(issue.week))  # an earlier issue's, left out on purpose
+    if not lost:
+        return
+    packed = store.kept_issue(issue.week)
+    kept = issue_codec.unpack(packed) if packed is not None else None
+    papers = ([paper for section in kept.issue.sections for paper in section.papers]
+              + list(kept.issue.also)) if kept else []
+    titles = sorted(paper.title for paper in papers if paper.id in lost)
+    named = f" (among them {ellipsize(titles[0], 80)!r})" if titles else ""
+    raise SourceError(
+        ", ".join(sources) or "the inbox",
+        f"the issue of {issue.week} published {len(published)} papers, and this run's would "
+        f"leave out {len(lost)} of them{named}: its files and records are unchanged",
+        fix="give the listings and settings it was built from: a re-run writes a published "
+            "week again with the same papers")
+
+
 def _refuse_degraded(report: RunReport, fail_on_degraded: bool) -> None:
     """With ``fail_on_degraded`` an issue partly summarised offline is an error (exit 75)."""
     error = degraded_error(report.llm) if fail_on_degraded else None
@@ -221,7 +248,7 @@ def mail_issue(digest: Digest, sources: Sequence[str], options: Options, choices
     if choices.out is not None:
         require_folder(choices.out)
     options = replace(options, use_inbox=choices.state is not None, require_records=True,
-                      by_date=True)
+                      by_date=True, output_folder=choices.out)
     where = str(choices.state or ":memory:")
     with run_lock(where, command="email", week=options.week, wait_s=choices.wait_s), \
             Store(where) as store:

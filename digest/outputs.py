@@ -3,7 +3,7 @@
 ``publish`` writes, each file atomically (temp file, fsync, rename)::
 
     OUT/<YYYY-Www>.md      the issue (always), and .html / .txt on request
-    OUT/index.md           every issue in the folder, newest first
+    OUT/index.md           every issue published in the folder, newest first
     OUT/feed.xml           Atom feed of the latest issues, for feed readers
     OUT/.history.json      what each issue held (themes and their sizes, TL;DR):
                            the memory behind "rising themes", the index and the feed
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -123,10 +123,11 @@ def render_issue(issue: Issue, out: Path, *, formats: Iterable[str], renderer: R
 
 
 def render_archive(out: Path, history: dict[str, HistoryEntry], *, renderer: Renderer,
-                   site_url: str | None, also: Iterable[Path] = ()) -> dict[Path, str]:
-    """index.md and feed.xml for every issue in ``out`` (and ``also``), from ``history``."""
+                   site_url: str | None, also: Iterable[Path] = (),
+                   published: Collection[str] = ()) -> dict[Path, str]:
+    """index.md and feed.xml for every issue published in ``out`` (see ``archive``)."""
     base = feed_base(site_url)
-    entries = archive(out, history, base, also=also)
+    entries = archive(out, history, base, also=also, published=published)
     if not entries:
         return {}
     return {
@@ -195,9 +196,12 @@ def history_entry(issue: Issue) -> HistoryEntry:
 
 
 def archive(out: Path, history: dict[str, HistoryEntry], base: str | None, *,
-            also: Iterable[Path] = ()) -> list[ArchiveEntry]:
-    """Every issue whose Markdown is in ``out`` (or about to be: ``also``), newest first,
-    with what the history knows of it."""
+            also: Iterable[Path] = (), published: Collection[str] = ()) -> list[ArchiveEntry]:
+    """Every issue digest published in ``out`` (the weeks of ``history``, and ``published``:
+    the store's, for an issue from before it kept their history) whose Markdown is there (or
+    about to be: ``also``), newest first, with what the history knows of it. A file named like
+    an issue that digest did not publish, and an issue whose file is gone, are left out with
+    a warning."""
     names = {path.name for path in also}
     if out.is_dir():
         names |= {path.name for path in out.iterdir()}
@@ -207,7 +211,16 @@ def archive(out: Path, history: dict[str, HistoryEntry], base: str | None, *,
         logger.warning("%s: %s named like an issue of a week no year has; passed over (digest "
                        "wrote none of them: rename or move them)", out,
                        ", ".join(f"{week}.md" for week in strays))
-    return [archive_entry(week, names, history.get(week), base) for week in weeks]
+    ours = [week for week in weeks if week in history or week in published]
+    if unknown := sorted(set(weeks).difference(ours)):
+        logger.warning("%s: no issue digest published here; left out of index.md and feed.xml "
+                       "(rename or move it)",
+                       ", ".join(str(out / f"{week}.md") for week in unknown))
+    if missing := sorted(set(history).union(published).difference(weeks)):
+        logger.warning("%s: published here but missing; index.md and feed.xml leave it out "
+                       "until it is back (restore it, or re-run its week with its listings)",
+                       ", ".join(str(out / f"{week}.md") for week in missing))
+    return [archive_entry(week, names, history.get(week), base) for week in ours]
 
 
 def archive_entry(week: str, names: set[str], known: HistoryEntry | None,

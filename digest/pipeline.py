@@ -74,6 +74,12 @@ class Options:
     arxiv_api: str = ARXIV_API  # where --resolve-ids asks (a mirror, or a test server)
     model_label: str | None = None  # the model's name in the issue (digest.llm.label)
     history: tuple[PastIssue, ...] = ()  # the output folder's earlier issues (rising themes)
+    output_folder: Path | None = None  # where the issue goes: never read as listings
+
+    @property
+    def outputs(self) -> tuple[Path, ...]:
+        """Folders a walk of the listings leaves out (``load_sources``)."""
+        return (self.output_folder.resolve(),) if self.output_folder is not None else ()
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def build_issue(sources: Sequence[str], options: Options, *,
     report.stages = {}
     with report.stage("ingest"):
         ingested = load_sources(sources, fmt=options.fmt, strict=options.strict, stdin=stdin,
-                                limits=options.limits)
+                                limits=options.limits, outputs=options.outputs)
         report.errors += [str(error) for error in ingested.errors]
         inbox = store.inbox(options.week) if options.use_inbox else []
         records = ingested.records + inbox
@@ -213,7 +219,7 @@ def weeks_with_records(sources: Sequence[str], options: Options, store: Store, *
     """The weeks the sources and the inbox hold records of (undated ones first seen now
     count for ``today_week``): what ``--catch-up`` chooses from."""
     ingested = load_sources(sources, fmt=options.fmt, strict=options.strict,
-                            limits=options.limits)
+                            limits=options.limits, outputs=options.outputs)
     inbox = store.inbox(options.week) if options.use_inbox else []
     records = ingested.records + inbox
     if options.require_records and not records:

@@ -189,7 +189,10 @@ def regenerate_archive(out: Path, store: Store, renderer: Renderer, site_url: st
     ``pending`` issues being finished (plus the history of issues the store does not know);
     return the paths of index and feed."""
     history = archive_history(out, store) | pending
-    files = render_archive(out, history, renderer=renderer, site_url=site_url)
+    folder = str(out.resolve())
+    files = render_archive(out, history, renderer=renderer, site_url=site_url,
+                           published={row["week"] for row in store.issues()
+                                      if row["out_dir"] == folder})
     week = ", ".join(sorted(pending))
 
     def write() -> None:

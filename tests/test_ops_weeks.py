@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from pathlib import Path
 
 from digest.weeks import resolve_week
 from tests.opsrun import cli, issue_papers, published, week_listing
@@ -355,3 +356,72 @@ def test_each_week_of_a_catch_up_reports_whether_it_was_degraded(tmp_path, monke
     assert [(issue["week"], issue["llm"]["degraded"]) for issue in issues] == [
         ("2026-W46", True), ("2026-W47", False)]
     assert issues[0]["llm"]["fallback_themes"]
+
+
+def _two_weeks(tmp_path) -> tuple[Path, Path, list[str]]:
+    folder, out = tmp_path / "in", tmp_path / "out"
+    week_listing(folder, "2026-W46", 5)
+    week_listing(folder, "2026-W47", 4)
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
+    for week in ("2026-W46", "2026-W47"):
+        assert cli("newsletter", str(folder), "--week", week, *args).returncode == 0
+    return folder, out, args
+
+
+def test_a_re_run_whose_listings_lost_papers_of_the_published_issue_changes_nothing(tmp_path):
+    """Re-running a published week after its listing had gone (rotated, overwritten) replaced
+    the issue with "No papers this week", exit 0 and no word: the index said 0 papers, and
+    the mail of that week would have sent the empty issue (a probe, stop 32)."""
+    folder, out, args = _two_weeks(tmp_path)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    state = tmp_path / "s.sqlite"
+    papers = published(state)
+    (folder / "2026-W46.jsonl").write_text(
+        "\n".join((folder / "2026-W46.jsonl").read_text().splitlines()[:2]) + "\n")
+    rerun = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert rerun.returncode == 1, rerun.stderr
+    assert ("the issue of 2026-W46 published 5 papers, and this run's would leave out 3 of "
+            "them") in rerun.stderr
+    assert "Paper 2026W46n2" in rerun.stderr  # one of them named
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    assert published(state) == papers
+    (folder / "2026-W46.jsonl").unlink()
+    gone = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert gone.returncode == 1 and "would leave out 5 of them" in gone.stderr
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_the_index_and_feed_list_the_issues_the_store_published_in_the_folder(tmp_path):
+    """index.md and feed.xml listed whatever ``YYYY-Www.md`` files the folder held: an issue
+    deleted by hand left both without a word, and a file digest never wrote ("not an issue")
+    became an issue of the index and an entry of the feed (a probe, stop 32)."""
+    folder, out, args = _two_weeks(tmp_path)
+    (out / "2026-W46.md").unlink()
+    (out / "2026-W30.md").write_text("not an issue\n")
+    week_listing(folder, "2026-W48", 3)
+    result = cli("newsletter", str(folder), "--week", "2026-W48", *args)
+    assert result.returncode == 0, result.stderr
+    assert ("2026-W30.md: no issue digest published here; left out of index.md and "
+            "feed.xml") in result.stderr
+    assert "2026-W46.md: published here but missing" in result.stderr
+    index, feed = (out / "index.md").read_text(), (out / "feed.xml").read_text()
+    assert "2026-W30" not in index and "2026-W30" not in feed
+    assert "2026-W47" in index and "2026-W48" in feed
+
+
+def test_an_output_folder_inside_the_listings_is_never_read_back_without_its_history(tmp_path):
+    """With ``--out`` inside the listings folder and its ``.history.json`` lost, the next run
+    read the folder's own feed.xml as a listing: two "Research digest, 2026-W45" entries
+    became papers of the next issue and were marked published (a probe, stop 32)."""
+    folder = tmp_path / "in"
+    out = folder / "out"
+    week_listing(folder, "2026-W45", 4)
+    week_listing(folder, "2026-W46", 4)
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline",
+            "--formats", "md,html,txt"]
+    assert cli("newsletter", str(folder), "--week", "2026-W45", *args).returncode == 0
+    (out / ".history.json").unlink()
+    result = cli("newsletter", str(folder), "--week", "2026-W46", *args)
+    assert result.returncode == 0, result.stderr
+    assert "Research digest, 2026-W45" not in (out / "2026-W46.md").read_text()
+    assert issue_papers((out / "2026-W46.md").read_text()) == 4

@@ -21,8 +21,9 @@ that says how many records were left out and which setting raises the cap.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import ConfigError, SourceError
 from ..models import Record
@@ -80,17 +81,19 @@ class IngestResult:
 
 def load_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
                  stdin: StdinReader | None = None, fetcher: Fetcher | None = None,
-                 limits: IngestLimits | None = None) -> IngestResult:
+                 limits: IngestLimits | None = None, outputs: Collection[Path] = ()
+                 ) -> IngestResult:
     """Read every source; collect records, warnings and, unless ``strict``, errors.
 
     ``limits`` (default ``IngestLimits()``; from a config: ``ingest_limits(config)``)
     bound the work; a source past a cap is cut or refused with an error that counts
-    what was left out."""
+    what was left out. A folder walked leaves out ``outputs`` (resolved paths: the run's
+    output folder) as it does any folder digest publishes into."""
     fmt = _check_format(fmt)
     run = _Run(limits or IngestLimits(), IngestResult())
     lazy = _LazyFetcher(fetcher, run.limits)
     try:
-        for name, walked in expand_marked(sources):
+        for name, walked in expand_marked(sources, outputs=outputs):
             for error in _try_one(name, fmt, stdin, lazy, run):
                 if walked and isinstance(error, NotAListing):
                     _skip_walked(error, run.result)

@@ -43,17 +43,19 @@ def expand(sources: Sequence[str]) -> Iterator[str]:
     return (name for name, _ in expand_marked(sources))
 
 
-def expand_marked(sources: Sequence[str], suffixes: Collection[str] = LISTING_SUFFIXES
-                  ) -> Iterator[tuple[str, bool]]:
+def expand_marked(sources: Sequence[str], suffixes: Collection[str] = LISTING_SUFFIXES, *,
+                  outputs: Collection[Path] = ()) -> Iterator[tuple[str, bool]]:
     """(name, found by walking a folder or a glob) for each source, in ``expand``'s order; a
-    folder gives its files whose names end in one of ``suffixes``."""
+    folder gives its files whose names end in one of ``suffixes``. A walk leaves out digest's
+    output folders: those holding its history, and ``outputs`` (resolved paths: the run's
+    own, which may have lost its history)."""
     for source in sources:
         if source == "-" or is_url(source):
             yield source, False
         elif Path(source).is_dir():
-            yield from ((name, True) for name in _walk(Path(source), suffixes))
+            yield from ((name, True) for name in _walk(Path(source), suffixes, outputs))
         elif glob.has_magic(source) and not Path(source).exists():
-            yield from ((name, name != source) for name in _glob(source, suffixes))
+            yield from ((name, name != source) for name in _glob(source, suffixes, outputs))
         else:
             yield source, False  # a missing file is reported when it is read
 
@@ -74,14 +76,14 @@ def read(name: str, *, stdin: StdinReader | None, fetcher: Callable[[], Fetcher]
 OUTPUT_MARKER = ".history.json"
 
 
-def _walk(folder: Path, suffixes: Collection[str]) -> Iterator[str]:
+def _walk(folder: Path, suffixes: Collection[str], outputs: Collection[Path] = ()
+          ) -> Iterator[str]:
     """Files under ``folder`` sorted by path (a/y.csv, b/z.tsv, x.atom); hidden ones and
     digest's own output folders left out."""
     found, skipped = [], 0
     for root, dirs, files in os.walk(folder):
-        if OUTPUT_MARKER in files:
-            logger.info("%s: left out, digest publishes into it (it holds %s)", root,
-                        OUTPUT_MARKER)
+        if OUTPUT_MARKER in files or (outputs and Path(root).resolve() in outputs):
+            logger.info("%s: left out, digest publishes into it", root)
             dirs[:] = []
             continue
         dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -98,17 +100,18 @@ def _walk(folder: Path, suffixes: Collection[str]) -> Iterator[str]:
     yield from (str(path) for path in sorted(found, key=lambda p: p.relative_to(folder).parts))
 
 
-def _glob(pattern: str, suffixes: Collection[str]) -> Iterator[str]:
+def _glob(pattern: str, suffixes: Collection[str], outputs: Collection[Path] = ()
+          ) -> Iterator[str]:
     matches = sorted(glob.glob(pattern, recursive=True))
     if not matches:
         yield pattern  # reported as "no file matches" when read
     for match in matches:
         path = Path(match)
         if path.is_dir():
-            yield from _walk(path, suffixes)  # which leaves out an output folder itself
-        elif (path.parent / OUTPUT_MARKER).exists():
-            logger.info("%s: left out, digest publishes into its folder (it holds %s)", match,
-                        OUTPUT_MARKER)
+            yield from _walk(path, suffixes, outputs)  # which leaves out an output folder
+        elif (path.parent / OUTPUT_MARKER).exists() or (
+                outputs and path.parent.resolve() in outputs):
+            logger.info("%s: left out, digest publishes into its folder", match)
         else:
             yield match
 
