@@ -623,7 +623,8 @@ def store_fault(path: str, error: BaseException) -> StateError:
     if _locked(error):
         return StateBusy(f"{path} is locked by another digest run; nothing was stored, try "
                          "again later", reason="it is locked by another digest run")
-    if "full" in text or number in (errno.ENOSPC, errno.EDQUOT):
+    if "full" in text or number in (errno.ENOSPC, errno.EDQUOT) or (
+            "I/O" in text and _disk_full(path)):
         reason = f"the disk is full ({text})"
         return StateUnavailable(f"{path}: {reason}; nothing was stored: free some space and run "
                                 "again", reason=reason)
@@ -642,6 +643,16 @@ def store_fault(path: str, error: BaseException) -> StateError:
                           "please report it", reason=f"an internal error of digest ({text})")
     return StateError(f"{path}: not a usable state store, damaged ({text}); {_FIX_CORRUPT}",
                       setting="new_store", reason=f"it is damaged ({text})")
+
+
+def _disk_full(path: str) -> bool:
+    """Whether the store's disk has no room left: SQLite says only "disk I/O error" when it
+    cannot make the side file (``-shm``) that even reading a WAL store needs."""
+    try:
+        disk = os.statvfs(Path(path).parent)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < 64 * 1024
 
 
 def _prepare_file(path: Path, *, new_store: bool) -> None:

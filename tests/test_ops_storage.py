@@ -716,3 +716,15 @@ def test_what_ingest_left_out_of_a_mail_reaches_status_and_the_next_issues_repor
     assert any(error.startswith("digest ingest: ") and "broken.jsonl:2" in error
                for error in json.loads(report.read_text())["errors"])
     assert json.loads(cli("status", "--state", state, "--json").stdout)["inbox_problems"] == []
+
+
+@pytest.mark.parametrize("command", ["status", "history"])
+def test_status_and_history_on_a_full_disk_say_the_disk_is_full(small_disk, command):
+    """On a full disk the store cannot make the side file its journal needs even to be read:
+    ``digest status`` said "the store cannot be used now (disk I/O error) … check the disk
+    and its permissions", which names neither the cause nor the fix (a probe, stop 32)."""
+    state = small_disk / "state.sqlite"
+    assert cli("ingest", "-", "--state", str(state), stdin=MAILS[0].read_text()).returncode == 0
+    fill(small_disk)
+    line = one_line_error(cli(command, "--state", str(state)), 75)
+    assert str(state) in line and "the disk is full" in line and "free some space" in line
