@@ -9,13 +9,16 @@ later); a 5xx answer or a failed login is final (``MailError``, exit 1). A recip
 turned away at RCPT while others were taken is sorted the same way, but only after the
 message went to the others: ``send`` returns that error in ``Delivered.refusal`` so the
 caller can first record who got it.
-The password is only ever handed to ``smtplib``; it is in no message or log line.
+The login goes as UTF-8 (RFC 4616), where ``smtplib`` takes only ASCII; the password is
+only ever handed to the SMTP session; it is in no message or log line.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.policy
+import hmac
 import ipaddress
 import logging
 import re
@@ -40,6 +43,7 @@ logger = logging.getLogger("digest.mail")
 DEFAULT_TIMEOUT_S = 30.0
 _LAST_PORT = 65535
 _HOST_LABELS = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
+_MAX_CHALLENGES = 5  # as smtplib's: a server asking more is looping
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -128,6 +132,7 @@ def send(message: EmailMessage, settings: MailSettings,
     if not settings.host:
         raise _no_server()
     _check_host(settings.host)
+    _check_login_text(settings)
     where = f"{settings.host}:{settings.port}"
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
@@ -182,6 +187,30 @@ class _AnsweringSMTP(smtplib.SMTP):
             if not self.last_answer.startswith("2"):
                 raise
 
+    def auth(self, mechanism: str, authobject: Any, *,
+             initial_response_ok: bool = True) -> tuple[int, bytes]:
+        """smtplib's AUTH exchange with the login sent as UTF-8, not ASCII (RFC 4616 for
+        PLAIN; servers take LOGIN's alike): a password like "Pässwörd" raised
+        UnicodeEncodeError. A variable's bytes that are no UTF-8 go as they were set."""
+        initial = authobject() if initial_response_ok else None
+        if initial is None:
+            code, answer = self.docmd("AUTH", mechanism)
+        else:
+            code, answer = self.docmd("AUTH", f"{mechanism} {_base64(initial)}")
+        self._auth_challenge_count = 0 if initial is None else 1  # smtplib's auth_login reads it
+        while code == 334 and self._auth_challenge_count <= _MAX_CHALLENGES:
+            self._auth_challenge_count += 1
+            code, answer = self.docmd(_base64(authobject(base64.decodebytes(answer))))
+        if code in (235, 503):  # logged in (503: already)
+            return code, answer
+        raise smtplib.SMTPAuthenticationError(code, answer)
+
+    def auth_cram_md5(self, challenge: Any = None) -> Any:
+        """smtplib's, with the password as UTF-8 (it took only ASCII)."""
+        if challenge is None:
+            return None
+        return f"{self.user} {hmac.HMAC(_utf8(self.password), challenge, 'md5').hexdigest()}"
+
 
 def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
     smtp.ehlo()
@@ -193,6 +222,28 @@ def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
         smtp.ehlo()
     if settings.user:
         smtp.login(settings.user, settings.password or "")
+
+
+def _check_login_text(settings: MailSettings) -> None:
+    """A user or password holding a lone surrogate (a Python caller's) is no text any server
+    can be sent: a setting to fix, not a UnicodeEncodeError in the middle of the login."""
+    for setting, value in (("smtp_user", settings.user), ("smtp_password", settings.password)):
+        try:
+            _utf8(value or "")
+        except UnicodeEncodeError as error:
+            raise ConfigError(f"{setting} holds a character that is no text (a lone surrogate "
+                              f"at position {error.start + 1}); set it again",
+                              setting=setting) from None
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; the bytes of an environment variable that were no UTF-8 (held as
+    surrogate escapes) as they were set."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _base64(text: str) -> str:
+    return base64.b64encode(_utf8(text)).decode("ascii")
 
 
 def _refused(where: str, refused: Mapping[str, tuple[int, bytes]],

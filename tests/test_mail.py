@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import email
 import email.policy
+import hmac
 import json
 import socket
 from pathlib import Path
@@ -16,8 +17,10 @@ from aiosmtpd.smtp import AuthResult
 from typer.testing import CliRunner
 
 from digest.cli import app
-from digest.errors import StateBusy
+from digest.errors import ConfigError, StateBusy
+from digest.mail import MailSettings, send
 from digest.models import Record, Sighting
+from digest.sending import send_recorded
 from digest.state import Store
 from digest.weeks import current_week
 
@@ -52,12 +55,33 @@ class Recorder:
         return "250 Message accepted"
 
 
-def _check_login(server, session, envelope, mechanism, auth_data):
-    if auth_data.login == b"digest" and auth_data.password == PASSWORD.encode():
-        return AuthResult(success=True)
-    # aiosmtpd 1.4 leaves the client waiting on a failure unless the answer is given here
-    return AuthResult(success=False, handled=False,
-                      message="535 5.7.8 Authentication credentials invalid")
+def _accepting(user: bytes, password: bytes):
+    """An aiosmtpd authenticator taking only this login, compared as the bytes sent."""
+    def check(server, session, envelope, mechanism, auth_data):
+        if auth_data.login == user and auth_data.password == password:
+            return AuthResult(success=True)
+        # aiosmtpd 1.4 leaves the client waiting on a failure unless the answer is given here
+        return AuthResult(success=False, handled=False,
+                          message="535 5.7.8 Authentication credentials invalid")
+    return check
+
+
+_check_login = _accepting(b"digest", PASSWORD.encode())
+
+
+class CramMD5(Recorder):
+    """Offers CRAM-MD5 too (aiosmtpd has only LOGIN and PLAIN): smtplib prefers it."""
+
+    CHALLENGE = b"<1896.697170952@127.0.0.1>"
+
+    def __init__(self, user: bytes, password: bytes):
+        super().__init__()
+        self.user, self.password = user, password
+
+    async def auth_CRAM__MD5(self, server, args):  # noqa: N802
+        answer = await server.challenge_auth(self.CHALLENGE)
+        digest = hmac.HMAC(self.password, self.CHALLENGE, "md5").hexdigest().encode()
+        return AuthResult(success=answer == self.user + b" " + digest)
 
 
 @pytest.fixture
@@ -160,6 +184,60 @@ def test_wrong_password_is_a_final_error_that_says_what_to_fix(mail_env, smtp_se
     result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
     assert result.exit_code == 1
     assert "DIGEST_SMTP_PASSWORD" in result.output and "wrong-password" not in result.output
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "LOGIN", "CRAM-MD5"])
+def test_a_user_and_password_outside_ascii_log_in_as_utf8(mail_env, smtp_server, monkeypatch,
+                                                         mechanism):
+    """DIGEST_SMTP_PASSWORD='Pässwörd-s3cret' or DIGEST_SMTP_USER='dígest' ended in a
+    63-line traceback (UnicodeEncodeError: smtplib sends the login as ASCII), and left the
+    sending UNCONFIRMED (a probe, stop 32). RFC 4616 gives PLAIN's login in UTF-8, and
+    servers take LOGIN's and CRAM-MD5's the same way."""
+    user, password = "dígest", "Pässwörd-s3cret"
+    check = _accepting(user.encode(), password.encode())
+    others = {"PLAIN": ["LOGIN"], "LOGIN": ["PLAIN"], "CRAM-MD5": []}[mechanism]
+    handler = CramMD5(user.encode(), password.encode()) if mechanism == "CRAM-MD5" else Recorder()
+    server = smtp_server(handler, authenticator=check, auth_require_tls=False,
+                         auth_exclude_mechanism=others)
+    monkeypatch.setenv("DIGEST_SMTP_USER", user)
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", password)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+    assert len(handler.messages) == 1
+
+
+def test_a_password_set_in_another_encoding_is_sent_as_the_bytes_set(mail_env, smtp_server,
+                                                                     monkeypatch):
+    """A variable whose bytes are not UTF-8 (a Latin-1 "Pässwörd") is the user's password as
+    set: it goes to the server byte for byte, not as a UnicodeEncodeError."""
+    password = "Pässwörd".encode("latin-1")
+    server = smtp_server(Recorder(), authenticator=_accepting(b"digest", password),
+                         auth_require_tls=False)
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", password.decode("utf-8", "surrogateescape"))
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_login_no_server_can_take_is_a_setting_to_fix_and_nothing_is_recorded(
+        smtp_server, tmp_path):
+    """A password holding a lone surrogate (from a Python caller) cannot be sent at all:
+    a UnicodeEncodeError escaped send() and left the sending UNCONFIRMED (a probe, stop 32)."""
+    handler = Recorder()
+    server = smtp_server(handler, authenticator=_check_login, auth_require_tls=False)
+    settings = MailSettings("digest@example.org", ("team@example.org",), host="127.0.0.1",
+                            port=server.port, user="digest", password="pw\ud800",
+                            starttls=False)
+    message = email.message.EmailMessage()
+    message["Subject"] = "test"
+    message.set_content("hello")
+    with Store(tmp_path / "state.sqlite") as store:
+        with pytest.raises(ConfigError) as raised:
+            send_recorded(store, "2026-W47", "<m@x>", settings.recipients,
+                          lambda: send(message, settings))
+        assert store.sendings("2026-W47") == []
+    assert raised.value.setting == "smtp_password" and "\ud800" not in str(raised.value)
+    assert handler.messages == []
 
 
 @pytest.mark.parametrize(("answer", "code"), [("451 4.3.0 try later", 75),
