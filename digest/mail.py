@@ -43,6 +43,7 @@ logger = logging.getLogger("digest.mail")
 DEFAULT_TIMEOUT_S = 30.0
 _LAST_PORT = 65535
 _HOST_LABELS = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
+_LOGINS = ("CRAM-MD5", "PLAIN", "LOGIN")  # the AUTH methods smtplib.SMTP.login can do
 _MAX_CHALLENGES = 5  # as smtplib's: a server asking more is looping
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -147,10 +148,9 @@ def send(message: EmailMessage, settings: MailSettings,
                                   f"({error.smtp_code}); try again later") from None
         raise MailError(f"SMTP server {where} refused the login ({error.smtp_code}); check "
                         "DIGEST_SMTP_USER and DIGEST_SMTP_PASSWORD") from None
-    except smtplib.SMTPNotSupportedError:
-        raise MailError(f"SMTP server {where} offers no login (AUTH) but DIGEST_SMTP_USER is "
-                        "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
-                        "submission server that does (usually port 587)") from None
+    except smtplib.SMTPNotSupportedError as error:  # a command the server lacks: final
+        raise MailError(f"SMTP server {where} does not support what sending needs "
+                        f"({_text(str(error))})") from None
     except smtplib.SMTPRecipientsRefused as error:
         raise _refused(where, {_named(rcpt, envelope): answer
                                for rcpt, answer in error.recipients.items()}) from None
@@ -221,7 +221,24 @@ def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
         smtp.starttls(context=ssl.create_default_context())
         smtp.ehlo()
     if settings.user:
-        smtp.login(settings.user, settings.password or "")
+        _login(smtp, settings)
+
+
+def _login(smtp: smtplib.SMTP, settings: MailSettings) -> None:
+    """Log in with a method smtplib can do: a server offering none (no AUTH, or only GSSAPI
+    or NTLM) is a configuration to fix (exit 1), not a server to retry."""
+    where = f"{settings.host}:{settings.port}"
+    if not smtp.has_extn("auth"):
+        raise MailError(f"SMTP server {where} offers no login (AUTH) but DIGEST_SMTP_USER is "
+                        "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
+                        "submission server that does (usually port 587)")
+    offered = smtp.esmtp_features["auth"].split()
+    if not set(offered) & set(_LOGINS):
+        raise MailError(f"SMTP server {where} offers only logins digest cannot do (AUTH "
+                        f"{_text(' '.join(offered))}; digest does {', '.join(_LOGINS)}): "
+                        "enable one of those on the server, or use a submission server "
+                        "that offers one (usually port 587)")
+    smtp.login(settings.user or "", settings.password or "")
 
 
 def _check_login_text(settings: MailSettings) -> None:

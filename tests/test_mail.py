@@ -84,6 +84,16 @@ class CramMD5(Recorder):
         return AuthResult(success=answer == self.user + b" " + digest)
 
 
+class OnlyForeignLogins(Recorder):
+    """Offers AUTH GSSAPI NTLM only: logins Python's smtplib cannot do."""
+
+    async def auth_GSSAPI(self, server, args):  # noqa: N802
+        return AuthResult(success=False)
+
+    async def auth_NTLM(self, server, args):  # noqa: N802
+        return AuthResult(success=False)
+
+
 @pytest.fixture
 def smtp_server():
     servers = []
@@ -238,6 +248,21 @@ def test_a_login_no_server_can_take_is_a_setting_to_fix_and_nothing_is_recorded(
         assert store.sendings("2026-W47") == []
     assert raised.value.setting == "smtp_password" and "\ud800" not in str(raised.value)
     assert handler.messages == []
+
+
+def test_a_server_offering_only_logins_python_cannot_do_is_a_configuration_error(
+        mail_env, smtp_server, monkeypatch):
+    """EHLO "250-AUTH GSSAPI NTLM" with DIGEST_SMTP_USER set exited 75 "unavailable
+    (SMTPException: No suitable authentication method found.); try again later" every run:
+    no retry can mend it (a probe, stop 32)."""
+    server = smtp_server(OnlyForeignLogins(), authenticator=_check_login,
+                         auth_require_tls=False, auth_exclude_mechanism=["LOGIN", "PLAIN"])
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 1, result.output
+    assert "GSSAPI NTLM" in result.output and "try again later" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(("answer", "code"), [("451 4.3.0 try later", 75),
