@@ -26,6 +26,7 @@ import smtplib
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -74,7 +75,8 @@ def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
         raise ConfigError("no sender address", setting="mail_from")
     if not recipients:
         raise ConfigError("no recipient address", setting="mail_to")
-    sender, recipients = _checked_address(sender), tuple(map(_checked_address, recipients))
+    sender = _checked_address(sender, "mail_from")
+    recipients = tuple(_checked_address(address, "mail_to") for address in recipients)
     reached: dict[str, str] = {}  # one copy a mailbox, as written first
     for address in recipients:
         reached.setdefault(mailbox(address), address)
@@ -319,19 +321,29 @@ def _split_addresses(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def _checked_address(address: str) -> str:
+def _checked_address(address: str, setting: str) -> str:
     """``address`` ("team@example.org" or "Name <team@example.org>") with its domain in the
-    ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError."""
-    if any(ch in address for ch in "\r\n") or "@" not in address:
-        raise ConfigError(f"{address!r} is not an e-mail address")
+    ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError
+    naming ``setting``. A character that is not printable (a control such as a vertical
+    tab, a line separator such as U+2028, a bidi or zero-width one) is refused: a header
+    cannot hold it, and the address would not read as what it is."""
+    if not address.isprintable():
+        raise _not_an_address(address, setting, "it holds a control or invisible character")
+    if "@" not in address:
+        raise _not_an_address(address, setting, "no @")
     name, spec = _parts(address)
     local, _, domain = spec.rpartition("@")
     try:
         ascii_domain = domain.encode("idna").decode("ascii")
         checked = Address(display_name=name, addr_spec=f"{local}@{ascii_domain}")
-    except (ValueError, IndexError, UnicodeError) as error:
-        raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
+    except (ValueError, IndexError, UnicodeError, HeaderParseError) as error:
+        raise _not_an_address(address, setting, str(error)) from None
     return str(checked)
+
+
+def _not_an_address(address: str, setting: str, why: str) -> ConfigError:
+    return ConfigError(f"{address!r} is not an e-mail address ({why}); write it as "
+                       "team@example.org or Team <team@example.org>", setting=setting)
 
 
 def mailbox(address: str) -> str:

@@ -9,17 +9,20 @@ import email.policy
 import hmac
 import json
 import socket
+from email.headerregistry import Address
 from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from digest.cli import app
 from digest.errors import ConfigError, StateBusy
-from digest.mail import MailSettings, send
-from digest.models import Record, Sighting
+from digest.mail import MailSettings, as_eml, build_message, mail_settings, send
+from digest.models import Issue, Record, Sighting, Stats
 from digest.sending import send_recorded
 from digest.state import Store
 from digest.weeks import current_week
@@ -235,16 +238,15 @@ def test_a_login_no_server_can_take_is_a_setting_to_fix_and_nothing_is_recorded(
     a UnicodeEncodeError escaped send() and left the sending UNCONFIRMED (a probe, stop 32)."""
     handler = Recorder()
     server = smtp_server(handler, authenticator=_check_login, auth_require_tls=False)
-    settings = MailSettings("digest@example.org", ("team@example.org",), host="127.0.0.1",
-                            port=server.port, user="digest", password="pw\ud800",
-                            starttls=False)
+    mail = MailSettings("digest@example.org", ("team@example.org",), host="127.0.0.1",
+                        port=server.port, user="digest", password="pw\ud800", starttls=False)
     message = email.message.EmailMessage()
     message["Subject"] = "test"
     message.set_content("hello")
     with Store(tmp_path / "state.sqlite") as store:
         with pytest.raises(ConfigError) as raised:
-            send_recorded(store, "2026-W47", "<m@x>", settings.recipients,
-                          lambda: send(message, settings))
+            send_recorded(store, "2026-W47", "<m@x>", mail.recipients,
+                          lambda: send(message, mail))
         assert store.sendings("2026-W47") == []
     assert raised.value.setting == "smtp_password" and "\ud800" not in str(raised.value)
     assert handler.messages == []
@@ -306,6 +308,67 @@ def test_bad_addresses_are_usage_errors(mail_env, args):
     result = _email("--eml", *args)
     assert result.exit_code == 2
     assert "not an e-mail address" in result.output
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--to", "a@b@example.org"), ("--to", "t@example.org>, <evil@evil.org"),
+    ("--to", "Team\u2028X <t@example.org>"), ("--to", "Team\vX <t@example.org>"),
+    ("--to", "Team\u0085X <t@example.org>"), ("--to", "Team\u202eX <t@example.org>"),
+    ("--from", "Digest\fBot <d@example.org>"), ("--from", "d@example.org\x1b]0;x\x07")])
+def test_a_malformed_address_is_one_usage_line_naming_its_option(mail_env, option, value):
+    """'a@b@example.org' ended in a HeaderParseError traceback, a display name holding \\v,
+    \\f, U+0085 or U+2028 in "ValueError: Header values may not contain linefeed" (a probe,
+    stop 32): only \\r and \\n were checked, and only ValueError caught."""
+    result = _email("--eml", option, value)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+    assert "not an e-mail address" in result.stderr and option in result.stderr
+
+
+def test_a_malformed_address_in_the_environment_names_the_variable(mail_env, monkeypatch):
+    monkeypatch.setenv("DIGEST_MAIL_TO", "Team\u0085X <t@example.org>")
+    result = _email("--eml")
+    assert result.exit_code == 2, result.output
+    assert "$DIGEST_MAIL_TO" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+_HOSTILE = st.sampled_from([
+    "a", "Team", "x.y", "@", "<", ">", '"', ",", ";", ":", "\\", "(", ")", " ", "\t", "\r",
+    "\n", "\v", "\f", "\x00", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\u202e",
+    "\u200b", "\ud800", "ä", "ß", "例", "exämple.org", "example.org", "=?utf-8?q?x?=",
+    "Bcc: evil@evil.org", "\r\nBcc: evil@evil.org", "[127.0.0.1]", "xn--", ".", ".."])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HOSTILE, min_size=1, max_size=8).map("".join), st.booleans())
+def test_no_address_makes_a_traceback_or_a_header_of_its_own(text, as_sender):
+    """Whatever an address holds, it is refused as a setting (exit 2) or becomes exactly the
+    addresses in the From and To headers of a message with only our headers (a probe, stop 32:
+    HeaderParseError and ValueError tracebacks)."""
+    given_settings = {"mail_from": "d@example.org", "mail_to": "t@example.org",
+                      "smtp_host": None, "smtp_port": 587, "smtp_user": None,
+                      "smtp_password": None, "smtp_starttls": "1"}
+    given_settings["mail_from" if as_sender else "mail_to"] = text
+    try:
+        mail = mail_settings(given_settings, sending=False)  # type: ignore[arg-type]
+    except ConfigError as error:
+        assert error.setting == ("mail_from" if as_sender else "mail_to")
+        assert str(error).isprintable()
+        return
+    issue = Issue(week="2026-W47", start=dt.date(2026, 11, 16), end=dt.date(2026, 11, 22),
+                  intro="", sections=(), stats=Stats(), backend="offline", model=None)
+    written = email.message_from_bytes(
+        as_eml(build_message(issue, text="hi", html="<p>hi</p>", settings=mail)),
+        policy=email.policy.default)
+    assert sorted(written.keys()) == sorted([
+        "Subject", "From", "To", "Date", "Message-ID", "Auto-Submitted", "MIME-Version",
+        "Content-Type"])
+    assert [a.addr_spec for a in written["From"].addresses] == [_bare(mail.sender)]
+    assert [a.addr_spec for a in written["To"].addresses] == list(map(_bare, mail.recipients))
+
+
+def _bare(address: str) -> str:
+    return Address(addr_spec=address.rpartition("<")[2].rstrip(">")).addr_spec
 
 
 def test_no_recipient_is_a_usage_error(mail_env, monkeypatch):
