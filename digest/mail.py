@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MailError, MailUnavailable
 from .models import Issue
+from .textsafety import clean_untrusted, ellipsize
 from .weeks import date_range
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ DEFAULT_TIMEOUT_S = 30.0
 _LAST_PORT = 65535
 _HOST_LABELS = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
 _LOGINS = ("CRAM-MD5", "PLAIN", "LOGIN")  # the AUTH methods smtplib.SMTP.login can do
+_ENHANCED_STATUS = re.compile(r"[245]\.\d{1,3}\.\d{1,3} ")  # RFC 3463: "5.7.1 "
+_ANSWER_LIMIT = 400  # characters of a server's answer shown: Gmail's three lines fit
 _MAX_CHALLENGES = 5  # as smtplib's: a server asking more is looping
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -164,7 +167,7 @@ def send(message: EmailMessage, settings: MailSettings,
                         setting="smtp_host") from None
     except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
         raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
-                              f"{error}); try again later") from None
+                              f"{_text(str(error))}); try again later") from None
     accepted = tuple(rcpt for rcpt in envelope if rcpt not in refused)
     logger.info("sent %s to %d recipient(s) via %s", message["Subject"], len(accepted), where)
     return Delivered(answer, accepted, _refused(where, refused, accepted) if refused else None)
@@ -288,7 +291,15 @@ def _by_code(where: str, code: int, text: str) -> MailError:
 
 
 def _text(raw: bytes | str) -> str:
-    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    """A server's answer (or words) on one line, as every error is: its lines joined, an
+    enhanced status code each line repeats ("5.7.1") kept once, controls and bidi or
+    zero-width characters dropped (a terminal would run "\\x1b]0;…"), the length bounded."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    lines = text.splitlines() or [""]
+    status = _ENHANCED_STATUS.match(lines[0])
+    if status:
+        lines[1:] = [line.removeprefix(status.group()) for line in lines[1:]]
+    return ellipsize(clean_untrusted(" ".join(lines)), _ANSWER_LIMIT)
 
 
 def _no_server() -> ConfigError:

@@ -72,6 +72,19 @@ def _accepting(user: bytes, password: bytes):
 _check_login = _accepting(b"digest", PASSWORD.encode())
 
 
+class Answering(Recorder):
+    """Answers the message with a scripted (multi-line, hostile) answer; keeps it on a 250."""
+
+    def __init__(self, data_answer: str):
+        super().__init__()
+        self.data_answer = data_answer
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        if self.data_answer.startswith("250"):
+            await super().handle_DATA(server, session, envelope)
+        return self.data_answer
+
+
 class CramMD5(Recorder):
     """Offers CRAM-MD5 too (aiosmtpd has only LOGIN and PLAIN): smtplib prefers it."""
 
@@ -287,6 +300,49 @@ def test_one_deferred_recipient_among_refused_ones_makes_the_run_a_retry(mail_en
     assert result.exit_code == 75, result.output
     assert "team@example.org: 451 4.2.1 mailbox busy" in result.output
     assert "lab@example.org: 550 5.1.1 no such user" in result.output
+
+
+GMAIL_REFUSAL = ("550-5.7.1 The message was rejected. Please try\r\n"
+                 "550-5.7.1 again with fewer links.\r\n"
+                 "550 5.7.1 https://support.google.com/mail/?p=UnsolicitedMessageError")
+
+
+@pytest.mark.parametrize("where", ["DATA", "RCPT"])
+def test_a_multi_line_server_answer_is_one_line_in_the_error_and_the_report(
+        mail_env, smtp_server, tmp_path, where):
+    """Gmail's three-line 550 made the error three lines on stderr and put "\\n" in the run
+    report's errors (a probe, stop 32): every error is one line."""
+    handler = Answering(GMAIL_REFUSAL) if where == "DATA" else Recorder(GMAIL_REFUSAL)
+    server = smtp_server(handler)
+    report = tmp_path / "report.json"
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port),
+                    "--report", str(report))
+    assert result.exit_code == 1, result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert ("550 5.7.1 The message was rejected. Please try again with fewer links. "
+            "https://support.google.com/mail/?p=UnsolicitedMessageError") in result.stderr
+    errors = json.loads(report.read_text())["errors"]
+    assert len(errors) == 1 and "\n" not in errors[0] and "https://support" in errors[0]
+
+
+def test_a_server_answer_reaches_the_terminal_and_the_store_without_controls(
+        mail_env, smtp_server, tmp_path):
+    """A 250 answer was printed raw: "sent … (250 2.0.0 OK\\n2.0.0 \\x1b]0;pwned\\x07…)", so
+    a server's terminal escapes reached the user's terminal (a probe, stop 32). Now its
+    lines are joined, controls (C0, C1, bidi) dropped, and its length bounded."""
+    handler = Answering("250-2.0.0 OK\r\n250-2.0.0 \x1b]0;pwned\x07 \x9b31m\u202eevil\u202c\r\n"
+                        f"250 2.0.0 {'x' * 5000}")
+    server = smtp_server(handler, enable_SMTPUTF8=True)
+    state = tmp_path / "state.sqlite"
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port),
+                    "--state", str(state))
+    assert result.exit_code == 0, result.output
+    assert len(handler.messages) == 1
+    with Store(state) as store:
+        kept = store.sendings("2026-W47")[0]["answer"]
+    for shown in (result.stdout.strip(), kept):
+        assert shown.isprintable() and len(shown) < 1000
+        assert "250 2.0.0 OK" in shown and "pwned" in shown
 
 
 def test_no_smtp_server_listening_is_a_temporary_failure(mail_env):
