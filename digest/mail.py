@@ -9,13 +9,16 @@ later); a 5xx answer or a failed login is final (``MailError``, exit 1). A recip
 turned away at RCPT while others were taken is sorted the same way, but only after the
 message went to the others: ``send`` returns that error in ``Delivered.refusal`` so the
 caller can first record who got it.
-The password is only ever handed to ``smtplib``; it is in no message or log line.
+The login goes as UTF-8 (RFC 4616), where ``smtplib`` takes only ASCII; the password is
+only ever handed to the SMTP session; it is in no message or log line.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import email.policy
+import hmac
 import ipaddress
 import logging
 import re
@@ -23,6 +26,7 @@ import smtplib
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -30,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, MailError, MailUnavailable
 from .models import Issue
+from .textsafety import clean_untrusted, ellipsize
 from .weeks import date_range
 
 if TYPE_CHECKING:
@@ -40,6 +45,10 @@ logger = logging.getLogger("digest.mail")
 DEFAULT_TIMEOUT_S = 30.0
 _LAST_PORT = 65535
 _HOST_LABELS = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
+_LOGINS = ("CRAM-MD5", "PLAIN", "LOGIN")  # the AUTH methods smtplib.SMTP.login can do
+_ENHANCED_STATUS = re.compile(r"[245]\.\d{1,3}\.\d{1,3} ")  # RFC 3463: "5.7.1 "
+_ANSWER_LIMIT = 400  # characters of a server's answer shown: Gmail's three lines fit
+_MAX_CHALLENGES = 5  # as smtplib's: a server asking more is looping
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -69,7 +78,8 @@ def mail_settings(settings: Settings, *, sending: bool = True) -> MailSettings:
         raise ConfigError("no sender address", setting="mail_from")
     if not recipients:
         raise ConfigError("no recipient address", setting="mail_to")
-    sender, recipients = _checked_address(sender), tuple(map(_checked_address, recipients))
+    sender = _checked_address(sender, "mail_from")
+    recipients = tuple(_checked_address(address, "mail_to") for address in recipients)
     reached: dict[str, str] = {}  # one copy a mailbox, as written first
     for address in recipients:
         reached.setdefault(mailbox(address), address)
@@ -128,6 +138,7 @@ def send(message: EmailMessage, settings: MailSettings,
     if not settings.host:
         raise _no_server()
     _check_host(settings.host)
+    _check_login_text(settings)
     where = f"{settings.host}:{settings.port}"
     try:
         with _AnsweringSMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
@@ -142,10 +153,9 @@ def send(message: EmailMessage, settings: MailSettings,
                                   f"({error.smtp_code}); try again later") from None
         raise MailError(f"SMTP server {where} refused the login ({error.smtp_code}); check "
                         "DIGEST_SMTP_USER and DIGEST_SMTP_PASSWORD") from None
-    except smtplib.SMTPNotSupportedError:
-        raise MailError(f"SMTP server {where} offers no login (AUTH) but DIGEST_SMTP_USER is "
-                        "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
-                        "submission server that does (usually port 587)") from None
+    except smtplib.SMTPNotSupportedError as error:  # a command the server lacks: final
+        raise MailError(f"SMTP server {where} does not support what sending needs "
+                        f"({_text(str(error))})") from None
     except smtplib.SMTPRecipientsRefused as error:
         raise _refused(where, {_named(rcpt, envelope): answer
                                for rcpt, answer in error.recipients.items()}) from None
@@ -157,7 +167,7 @@ def send(message: EmailMessage, settings: MailSettings,
                         setting="smtp_host") from None
     except (OSError, smtplib.SMTPException) as error:  # refused, reset, time-out, disconnected
         raise MailUnavailable(f"SMTP server {where} is unavailable ({type(error).__name__}: "
-                              f"{error}); try again later") from None
+                              f"{_text(str(error))}); try again later") from None
     accepted = tuple(rcpt for rcpt in envelope if rcpt not in refused)
     logger.info("sent %s to %d recipient(s) via %s", message["Subject"], len(accepted), where)
     return Delivered(answer, accepted, _refused(where, refused, accepted) if refused else None)
@@ -182,6 +192,30 @@ class _AnsweringSMTP(smtplib.SMTP):
             if not self.last_answer.startswith("2"):
                 raise
 
+    def auth(self, mechanism: str, authobject: Any, *,
+             initial_response_ok: bool = True) -> tuple[int, bytes]:
+        """smtplib's AUTH exchange with the login sent as UTF-8, not ASCII (RFC 4616 for
+        PLAIN; servers take LOGIN's alike): a password like "Pässwörd" raised
+        UnicodeEncodeError. A variable's bytes that are no UTF-8 go as they were set."""
+        initial = authobject() if initial_response_ok else None
+        if initial is None:
+            code, answer = self.docmd("AUTH", mechanism)
+        else:
+            code, answer = self.docmd("AUTH", f"{mechanism} {_base64(initial)}")
+        self._auth_challenge_count = 0 if initial is None else 1  # smtplib's auth_login reads it
+        while code == 334 and self._auth_challenge_count <= _MAX_CHALLENGES:
+            self._auth_challenge_count += 1
+            code, answer = self.docmd(_base64(authobject(base64.decodebytes(answer))))
+        if code in (235, 503):  # logged in (503: already)
+            return code, answer
+        raise smtplib.SMTPAuthenticationError(code, answer)
+
+    def auth_cram_md5(self, challenge: Any = None) -> Any:
+        """smtplib's, with the password as UTF-8 (it took only ASCII)."""
+        if challenge is None:
+            return None
+        return f"{self.user} {hmac.HMAC(_utf8(self.password), challenge, 'md5').hexdigest()}"
+
 
 def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
     smtp.ehlo()
@@ -192,7 +226,46 @@ def _open_session(smtp: smtplib.SMTP, settings: MailSettings) -> None:
         smtp.starttls(context=ssl.create_default_context())
         smtp.ehlo()
     if settings.user:
-        smtp.login(settings.user, settings.password or "")
+        _login(smtp, settings)
+
+
+def _login(smtp: smtplib.SMTP, settings: MailSettings) -> None:
+    """Log in with a method smtplib can do: a server offering none (no AUTH, or only GSSAPI
+    or NTLM) is a configuration to fix (exit 1), not a server to retry."""
+    where = f"{settings.host}:{settings.port}"
+    if not smtp.has_extn("auth"):
+        raise MailError(f"SMTP server {where} offers no login (AUTH) but DIGEST_SMTP_USER is "
+                        "set: unset DIGEST_SMTP_USER for a server that needs none, or use the "
+                        "submission server that does (usually port 587)")
+    offered = smtp.esmtp_features["auth"].split()
+    if not set(offered) & set(_LOGINS):
+        raise MailError(f"SMTP server {where} offers only logins digest cannot do (AUTH "
+                        f"{_text(' '.join(offered))}; digest does {', '.join(_LOGINS)}): "
+                        "enable one of those on the server, or use a submission server "
+                        "that offers one (usually port 587)")
+    smtp.login(settings.user or "", settings.password or "")
+
+
+def _check_login_text(settings: MailSettings) -> None:
+    """A user or password holding a lone surrogate (a Python caller's) is no text any server
+    can be sent: a setting to fix, not a UnicodeEncodeError in the middle of the login."""
+    for setting, value in (("smtp_user", settings.user), ("smtp_password", settings.password)):
+        try:
+            _utf8(value or "")
+        except UnicodeEncodeError as error:
+            raise ConfigError(f"{setting} holds a character that is no text (a lone surrogate "
+                              f"at position {error.start + 1}); set it again",
+                              setting=setting) from None
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; the bytes of an environment variable that were no UTF-8 (held as
+    surrogate escapes) as they were set."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _base64(text: str) -> str:
+    return base64.b64encode(_utf8(text)).decode("ascii")
 
 
 def _refused(where: str, refused: Mapping[str, tuple[int, bytes]],
@@ -218,7 +291,15 @@ def _by_code(where: str, code: int, text: str) -> MailError:
 
 
 def _text(raw: bytes | str) -> str:
-    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    """A server's answer (or words) on one line, as every error is: its lines joined, an
+    enhanced status code each line repeats ("5.7.1") kept once, controls and bidi or
+    zero-width characters dropped (a terminal would run "\\x1b]0;…"), the length bounded."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    lines = text.splitlines() or [""]
+    status = _ENHANCED_STATUS.match(lines[0])
+    if status:
+        lines[1:] = [line.removeprefix(status.group()) for line in lines[1:]]
+    return ellipsize(clean_untrusted(" ".join(lines)), _ANSWER_LIMIT)
 
 
 def _no_server() -> ConfigError:
@@ -251,19 +332,29 @@ def _split_addresses(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def _checked_address(address: str) -> str:
+def _checked_address(address: str, setting: str) -> str:
     """``address`` ("team@example.org" or "Name <team@example.org>") with its domain in the
-    ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError."""
-    if any(ch in address for ch in "\r\n") or "@" not in address:
-        raise ConfigError(f"{address!r} is not an e-mail address")
+    ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError
+    naming ``setting``. A character that is not printable (a control such as a vertical
+    tab, a line separator such as U+2028, a bidi or zero-width one) is refused: a header
+    cannot hold it, and the address would not read as what it is."""
+    if not address.isprintable():
+        raise _not_an_address(address, setting, "it holds a control or invisible character")
+    if "@" not in address:
+        raise _not_an_address(address, setting, "no @")
     name, spec = _parts(address)
     local, _, domain = spec.rpartition("@")
     try:
         ascii_domain = domain.encode("idna").decode("ascii")
         checked = Address(display_name=name, addr_spec=f"{local}@{ascii_domain}")
-    except (ValueError, IndexError, UnicodeError) as error:
-        raise ConfigError(f"{address!r} is not an e-mail address ({error})") from None
+    except (ValueError, IndexError, UnicodeError, HeaderParseError) as error:
+        raise _not_an_address(address, setting, str(error)) from None
     return str(checked)
+
+
+def _not_an_address(address: str, setting: str, why: str) -> ConfigError:
+    return ConfigError(f"{address!r} is not an e-mail address ({why}); write it as "
+                       "team@example.org or Team <team@example.org>", setting=setting)
 
 
 def mailbox(address: str) -> str:

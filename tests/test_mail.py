@@ -6,18 +6,24 @@ from __future__ import annotations
 import datetime as dt
 import email
 import email.policy
+import hmac
 import json
 import socket
+from email.headerregistry import Address
 from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from digest.cli import app
-from digest.errors import StateBusy
-from digest.models import Record, Sighting
+from digest.errors import ConfigError, StateBusy
+from digest.mail import MailSettings, as_eml, build_message, mail_settings, send
+from digest.models import Issue, Record, Sighting, Stats
+from digest.sending import send_recorded
 from digest.state import Store
 from digest.weeks import current_week
 
@@ -52,12 +58,56 @@ class Recorder:
         return "250 Message accepted"
 
 
-def _check_login(server, session, envelope, mechanism, auth_data):
-    if auth_data.login == b"digest" and auth_data.password == PASSWORD.encode():
-        return AuthResult(success=True)
-    # aiosmtpd 1.4 leaves the client waiting on a failure unless the answer is given here
-    return AuthResult(success=False, handled=False,
-                      message="535 5.7.8 Authentication credentials invalid")
+def _accepting(user: bytes, password: bytes):
+    """An aiosmtpd authenticator taking only this login, compared as the bytes sent."""
+    def check(server, session, envelope, mechanism, auth_data):
+        if auth_data.login == user and auth_data.password == password:
+            return AuthResult(success=True)
+        # aiosmtpd 1.4 leaves the client waiting on a failure unless the answer is given here
+        return AuthResult(success=False, handled=False,
+                          message="535 5.7.8 Authentication credentials invalid")
+    return check
+
+
+_check_login = _accepting(b"digest", PASSWORD.encode())
+
+
+class Answering(Recorder):
+    """Answers the message with a scripted (multi-line, hostile) answer; keeps it on a 250."""
+
+    def __init__(self, data_answer: str):
+        super().__init__()
+        self.data_answer = data_answer
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        if self.data_answer.startswith("250"):
+            await super().handle_DATA(server, session, envelope)
+        return self.data_answer
+
+
+class CramMD5(Recorder):
+    """Offers CRAM-MD5 too (aiosmtpd has only LOGIN and PLAIN): smtplib prefers it."""
+
+    CHALLENGE = b"<1896.697170952@127.0.0.1>"
+
+    def __init__(self, user: bytes, password: bytes):
+        super().__init__()
+        self.user, self.password = user, password
+
+    async def auth_CRAM__MD5(self, server, args):  # noqa: N802
+        answer = await server.challenge_auth(self.CHALLENGE)
+        digest = hmac.HMAC(self.password, self.CHALLENGE, "md5").hexdigest().encode()
+        return AuthResult(success=answer == self.user + b" " + digest)
+
+
+class OnlyForeignLogins(Recorder):
+    """Offers AUTH GSSAPI NTLM only: logins Python's smtplib cannot do."""
+
+    async def auth_GSSAPI(self, server, args):  # noqa: N802
+        return AuthResult(success=False)
+
+    async def auth_NTLM(self, server, args):  # noqa: N802
+        return AuthResult(success=False)
 
 
 @pytest.fixture
@@ -162,6 +212,74 @@ def test_wrong_password_is_a_final_error_that_says_what_to_fix(mail_env, smtp_se
     assert "DIGEST_SMTP_PASSWORD" in result.output and "wrong-password" not in result.output
 
 
+@pytest.mark.parametrize("mechanism", ["PLAIN", "LOGIN", "CRAM-MD5"])
+def test_a_user_and_password_outside_ascii_log_in_as_utf8(mail_env, smtp_server, monkeypatch,
+                                                         mechanism):
+    """DIGEST_SMTP_PASSWORD='Pässwörd-s3cret' or DIGEST_SMTP_USER='dígest' ended in a
+    63-line traceback (UnicodeEncodeError: smtplib sends the login as ASCII), and left the
+    sending UNCONFIRMED (a probe, stop 32). RFC 4616 gives PLAIN's login in UTF-8, and
+    servers take LOGIN's and CRAM-MD5's the same way."""
+    user, password = "dígest", "Pässwörd-s3cret"
+    check = _accepting(user.encode(), password.encode())
+    others = {"PLAIN": ["LOGIN"], "LOGIN": ["PLAIN"], "CRAM-MD5": []}[mechanism]
+    handler = CramMD5(user.encode(), password.encode()) if mechanism == "CRAM-MD5" else Recorder()
+    server = smtp_server(handler, authenticator=check, auth_require_tls=False,
+                         auth_exclude_mechanism=others)
+    monkeypatch.setenv("DIGEST_SMTP_USER", user)
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", password)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+    assert len(handler.messages) == 1
+
+
+def test_a_password_set_in_another_encoding_is_sent_as_the_bytes_set(mail_env, smtp_server,
+                                                                     monkeypatch):
+    """A variable whose bytes are not UTF-8 (a Latin-1 "Pässwörd") is the user's password as
+    set: it goes to the server byte for byte, not as a UnicodeEncodeError."""
+    password = "Pässwörd".encode("latin-1")
+    server = smtp_server(Recorder(), authenticator=_accepting(b"digest", password),
+                         auth_require_tls=False)
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", password.decode("utf-8", "surrogateescape"))
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 0, result.output
+
+
+def test_a_login_no_server_can_take_is_a_setting_to_fix_and_nothing_is_recorded(
+        smtp_server, tmp_path):
+    """A password holding a lone surrogate (from a Python caller) cannot be sent at all:
+    a UnicodeEncodeError escaped send() and left the sending UNCONFIRMED (a probe, stop 32)."""
+    handler = Recorder()
+    server = smtp_server(handler, authenticator=_check_login, auth_require_tls=False)
+    mail = MailSettings("digest@example.org", ("team@example.org",), host="127.0.0.1",
+                        port=server.port, user="digest", password="pw\ud800", starttls=False)
+    message = email.message.EmailMessage()
+    message["Subject"] = "test"
+    message.set_content("hello")
+    with Store(tmp_path / "state.sqlite") as store:
+        with pytest.raises(ConfigError) as raised:
+            send_recorded(store, "2026-W47", "<m@x>", mail.recipients,
+                          lambda: send(message, mail))
+        assert store.sendings("2026-W47") == []
+    assert raised.value.setting == "smtp_password" and "\ud800" not in str(raised.value)
+    assert handler.messages == []
+
+
+def test_a_server_offering_only_logins_python_cannot_do_is_a_configuration_error(
+        mail_env, smtp_server, monkeypatch):
+    """EHLO "250-AUTH GSSAPI NTLM" with DIGEST_SMTP_USER set exited 75 "unavailable
+    (SMTPException: No suitable authentication method found.); try again later" every run:
+    no retry can mend it (a probe, stop 32)."""
+    server = smtp_server(OnlyForeignLogins(), authenticator=_check_login,
+                         auth_require_tls=False, auth_exclude_mechanism=["LOGIN", "PLAIN"])
+    monkeypatch.setenv("DIGEST_SMTP_USER", "digest")
+    monkeypatch.setenv("DIGEST_SMTP_PASSWORD", PASSWORD)
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port))
+    assert result.exit_code == 1, result.output
+    assert "GSSAPI NTLM" in result.output and "try again later" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(("answer", "code"), [("451 4.3.0 try later", 75),
                                               ("550 5.1.1 no such user", 1)])
 def test_deferred_recipients_exit_75_and_refused_ones_exit_1(mail_env, smtp_server, answer,
@@ -184,6 +302,49 @@ def test_one_deferred_recipient_among_refused_ones_makes_the_run_a_retry(mail_en
     assert "lab@example.org: 550 5.1.1 no such user" in result.output
 
 
+GMAIL_REFUSAL = ("550-5.7.1 The message was rejected. Please try\r\n"
+                 "550-5.7.1 again with fewer links.\r\n"
+                 "550 5.7.1 https://support.google.com/mail/?p=UnsolicitedMessageError")
+
+
+@pytest.mark.parametrize("where", ["DATA", "RCPT"])
+def test_a_multi_line_server_answer_is_one_line_in_the_error_and_the_report(
+        mail_env, smtp_server, tmp_path, where):
+    """Gmail's three-line 550 made the error three lines on stderr and put "\\n" in the run
+    report's errors (a probe, stop 32): every error is one line."""
+    handler = Answering(GMAIL_REFUSAL) if where == "DATA" else Recorder(GMAIL_REFUSAL)
+    server = smtp_server(handler)
+    report = tmp_path / "report.json"
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port),
+                    "--report", str(report))
+    assert result.exit_code == 1, result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert ("550 5.7.1 The message was rejected. Please try again with fewer links. "
+            "https://support.google.com/mail/?p=UnsolicitedMessageError") in result.stderr
+    errors = json.loads(report.read_text())["errors"]
+    assert len(errors) == 1 and "\n" not in errors[0] and "https://support" in errors[0]
+
+
+def test_a_server_answer_reaches_the_terminal_and_the_store_without_controls(
+        mail_env, smtp_server, tmp_path):
+    """A 250 answer was printed raw: "sent … (250 2.0.0 OK\\n2.0.0 \\x1b]0;pwned\\x07…)", so
+    a server's terminal escapes reached the user's terminal (a probe, stop 32). Now its
+    lines are joined, controls (C0, C1, bidi) dropped, and its length bounded."""
+    handler = Answering("250-2.0.0 OK\r\n250-2.0.0 \x1b]0;pwned\x07 \x9b31m\u202eevil\u202c\r\n"
+                        f"250 2.0.0 {'x' * 5000}")
+    server = smtp_server(handler, enable_SMTPUTF8=True)
+    state = tmp_path / "state.sqlite"
+    result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(server.port),
+                    "--state", str(state))
+    assert result.exit_code == 0, result.output
+    assert len(handler.messages) == 1
+    with Store(state) as store:
+        kept = store.sendings("2026-W47")[0]["answer"]
+    for shown in (result.stdout.strip(), kept):
+        assert shown.isprintable() and len(shown) < 1000
+        assert "250 2.0.0 OK" in shown and "pwned" in shown
+
+
 def test_no_smtp_server_listening_is_a_temporary_failure(mail_env):
     result = _email("--smtp-host", "127.0.0.1", "--smtp-port", str(_free_port()))
     assert result.exit_code == 75
@@ -203,6 +364,67 @@ def test_bad_addresses_are_usage_errors(mail_env, args):
     result = _email("--eml", *args)
     assert result.exit_code == 2
     assert "not an e-mail address" in result.output
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--to", "a@b@example.org"), ("--to", "t@example.org>, <evil@evil.org"),
+    ("--to", "Team\u2028X <t@example.org>"), ("--to", "Team\vX <t@example.org>"),
+    ("--to", "Team\u0085X <t@example.org>"), ("--to", "Team\u202eX <t@example.org>"),
+    ("--from", "Digest\fBot <d@example.org>"), ("--from", "d@example.org\x1b]0;x\x07")])
+def test_a_malformed_address_is_one_usage_line_naming_its_option(mail_env, option, value):
+    """'a@b@example.org' ended in a HeaderParseError traceback, a display name holding \\v,
+    \\f, U+0085 or U+2028 in "ValueError: Header values may not contain linefeed" (a probe,
+    stop 32): only \\r and \\n were checked, and only ValueError caught."""
+    result = _email("--eml", option, value)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+    assert "not an e-mail address" in result.stderr and option in result.stderr
+
+
+def test_a_malformed_address_in_the_environment_names_the_variable(mail_env, monkeypatch):
+    monkeypatch.setenv("DIGEST_MAIL_TO", "Team\u0085X <t@example.org>")
+    result = _email("--eml")
+    assert result.exit_code == 2, result.output
+    assert "$DIGEST_MAIL_TO" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+_HOSTILE = st.sampled_from([
+    "a", "Team", "x.y", "@", "<", ">", '"', ",", ";", ":", "\\", "(", ")", " ", "\t", "\r",
+    "\n", "\v", "\f", "\x00", "\x1b", "\x7f", "\x85", "\u2028", "\u2029", "\u202e",
+    "\u200b", "\ud800", "ä", "ß", "例", "exämple.org", "example.org", "=?utf-8?q?x?=",
+    "Bcc: evil@evil.org", "\r\nBcc: evil@evil.org", "[127.0.0.1]", "xn--", ".", ".."])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HOSTILE, min_size=1, max_size=8).map("".join), st.booleans())
+def test_no_address_makes_a_traceback_or_a_header_of_its_own(text, as_sender):
+    """Whatever an address holds, it is refused as a setting (exit 2) or becomes exactly the
+    addresses in the From and To headers of a message with only our headers (a probe, stop 32:
+    HeaderParseError and ValueError tracebacks)."""
+    given_settings = {"mail_from": "d@example.org", "mail_to": "t@example.org",
+                      "smtp_host": None, "smtp_port": 587, "smtp_user": None,
+                      "smtp_password": None, "smtp_starttls": "1"}
+    given_settings["mail_from" if as_sender else "mail_to"] = text
+    try:
+        mail = mail_settings(given_settings, sending=False)  # type: ignore[arg-type]
+    except ConfigError as error:
+        assert error.setting == ("mail_from" if as_sender else "mail_to")
+        assert str(error).isprintable()
+        return
+    issue = Issue(week="2026-W47", start=dt.date(2026, 11, 16), end=dt.date(2026, 11, 22),
+                  intro="", sections=(), stats=Stats(), backend="offline", model=None)
+    written = email.message_from_bytes(
+        as_eml(build_message(issue, text="hi", html="<p>hi</p>", settings=mail)),
+        policy=email.policy.default)
+    assert sorted(written.keys()) == sorted([
+        "Subject", "From", "To", "Date", "Message-ID", "Auto-Submitted", "MIME-Version",
+        "Content-Type"])
+    assert [a.addr_spec for a in written["From"].addresses] == [_bare(mail.sender)]
+    assert [a.addr_spec for a in written["To"].addresses] == list(map(_bare, mail.recipients))
+
+
+def _bare(address: str) -> str:
+    return Address(addr_spec=address.rpartition("<")[2].rstrip(">")).addr_spec
 
 
 def test_no_recipient_is_a_usage_error(mail_env, monkeypatch):
