@@ -94,9 +94,10 @@ def batch_step(digest: Digest, sources: Sequence[str], options: Options, store: 
             store.finish_batch_job(job["id"], "collected", f"from {choice.output_file}")
         return None
     if pending:
-        job, client = pending[-1], batch_client(digest)
+        job = pending[-1]
         try:
-            return _collect(digest, sources, options, store, report, out, job, client)
+            with batch_client(digest) as client:
+                return _collect(digest, sources, options, store, report, out, job, client)
         except JobGone as gone:
             _forget(store, report, options.week, job, str(gone))
     if choice.resume or choice.mode is False:
@@ -131,10 +132,11 @@ def _report_reading(report: RunReport, planning: RunReport) -> None:
 
 def _submit(digest: Digest, store: Store, week: str, planned: list[PlannedCall],
             report: RunReport) -> str:
-    client, signed = batch_client(digest), {"digest_week": week, "digest_plan": plan_hash(planned)}
+    signed = {"digest_week": week, "digest_plan": plan_hash(planned)}
     known = {job["id"] for job in store.batch_jobs(week)}  # collected, or forgotten: not again
-    adopted = client.find(signed, known)  # a run killed before it recorded its job
-    job_id, input_file = adopted or client.submit(requests_jsonl(planned), signed)
+    with batch_client(digest) as client:
+        adopted = client.find(signed, known)  # a run killed before it recorded its job
+        job_id, input_file = adopted or client.submit(requests_jsonl(planned), signed)
     pause_at("batch-submitted")
     store.add_batch_job(job_id, week, input_file, len(planned), signed["digest_plan"])
     report.batch = {"job": job_id, "status": "submitted", "requests": len(planned)}

@@ -151,6 +151,17 @@ class BatchClient:
         self._client = client
         self._secret = secret  # masked in every message that quotes the server
 
+    def __enter__(self) -> BatchClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the client's connections (left to the garbage collector, each socket
+        was a ResourceWarning)."""
+        self._client.close()
+
     def submit(self, jsonl: bytes, metadata: Mapping[str, str]) -> tuple[str, str]:
         """Upload the requests and create the batch: (batch id, input file id)."""
         uploaded = self._call(lambda: self._client.files.create(
