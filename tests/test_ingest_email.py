@@ -402,3 +402,33 @@ def test_an_html_arxiv_listing_with_br_breaks_keeps_wrapped_titles_and_every_pap
          "Replaced and When", ("Wen Li", "Omar Farouk")),
         ("2611.20002", "Sparse Probing of Made-Up Features in Small Transformers and Their "
          "Training Dynamics", ("Ada Park", "Bo Lin"))]
+
+
+@pytest.mark.parametrize("footer", [
+    "You are receiving this email because you subscribed to Daily Papers on Hugging Face.\n\n"
+    "To stop receiving these emails, unsubscribe here or update your notification settings "
+    "in your account. Made-up Company, Inc., 1 Example Street, Springfield.",
+    "You received this message because you follow trending papers. Manage your email "
+    "preferences or unsubscribe at any time.",
+    "Unsubscribe\n\nYou are receiving this email because you signed up for the weekly list "
+    "of trending papers on our made-up site, and you can leave it at any time.",
+])
+def test_a_daily_papers_mails_footer_is_not_a_paper(tmp_path, footer):
+    """The footer of a listing mail ("You are receiving this email because …" then "To stop
+    receiving these emails, unsubscribe …") read as one more title and abstract: a paper
+    that went into the issue (stop 31's note)."""
+    page = (Path(__file__).parent.parent / "examples" / "daily_papers_2026-11-16.txt").read_text()
+    whole = tmp_path / "page.eml"
+    whole.write_bytes(mail(page, subject="Daily Papers"))
+    signed = tmp_path / "footer.eml"
+    signed.write_bytes(mail(f"{page.rstrip()}\n\n{footer}\n", subject="Daily Papers"))
+    assert ([r.title for r in load(signed).records] == [r.title for r in load(whole).records])
+    assert load(signed).warnings == load(whole).warnings
+
+
+def test_a_paper_about_unsubscribing_is_still_a_paper():
+    """Only a mail's own wording is a footer, not a paper that studies it."""
+    text = ("Nov 16\n\nWhy Users Unsubscribe: A Study of Newsletter Churn\n\n" + ABSTRACT +
+            " We ask why readers unsubscribe from research newsletters.\n")
+    (record,) = parse_text(text, "page.txt", fmt="daily-papers")
+    assert record.title == "Why Users Unsubscribe: A Study of Newsletter Churn"

@@ -48,6 +48,12 @@ _HEADER_LINES = _PAGE_HEADERS | {"new", "subscribe", "hugging face", "papers", "
 _NOISE = re.compile(r"^(?:[▲△⬆↑·•\-\s]*\d[\d,.]*k?|submitted by \S.{0,60}|·?\s*\d+ authors?"
                     r"|upvote\s*\d*|\d+\s*comments?)$", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"[a-z)\]%\d]{2}[.!?] [A-Z(]")
+# A listing mail's own footer, in the wording mail services use (not a paper's about it).
+_MAIL_FOOTER = re.compile(
+    r"^unsubscribe\.?$|\byou(?:'re| are)? receiving (?:this|these)\b|\byou received this\b"
+    r"|\bto stop receiving\b|\bunsubscribe (?:here|now|at any time)\b"
+    r"|\b(?:manage|update) your (?:e-?mail|notification|subscription) (?:settings|preferences)",
+    re.IGNORECASE)
 _NAME_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})(?:[-_.]?(?P<month>\d{2})[-_.]?"
                         r"(?P<day>\d{2}))?(?!\d)")
 _HEAD_PARAGRAPHS = 25
@@ -163,6 +169,9 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         title = clean_text(paragraph)
         if not title or _NOISE.match(title) or title.casefold() in _HEADER_LINES:
             continue
+        if _MAIL_FOOTER.search(title):  # and what follows it is the footer's too
+            index += 1 if _abstract_after(entries, index) else 0
+            continue
         if not _is_title(paragraph):
             junk.count += 1
             warnings.append(describe(source, "a paragraph that reads like an abstract has no "
@@ -171,6 +180,8 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
             continue
         abstract = _abstract_after(entries, index)
         index += 1 if abstract else 0
+        if _MAIL_FOOTER.search(abstract):
+            continue
         position += 1
         if not abstract or (junk.titles_matter and title_problem(title)):
             junk.count += 1
