@@ -432,3 +432,36 @@ def test_a_paper_about_unsubscribing_is_still_a_paper():
             " We ask why readers unsubscribe from research newsletters.\n")
     (record,) = parse_text(text, "page.txt", fmt="daily-papers")
     assert record.title == "Why Users Unsubscribe: A Study of Newsletter Churn"
+
+
+def _with_archive(body: str, tmp_path: Path) -> Path:
+    import io
+    import zipfile
+
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        archive.writestr("listing.jsonl", '{"title": "A", "abstract": "B"}\n')
+    message = EmailMessage(policy=policy.SMTP)
+    message["From"], message["Subject"] = "lab@example.org", "this week's papers"
+    message["Date"] = "Fri, 13 Nov 2026 09:00:00 +0000"
+    message.set_content(body)
+    message.add_attachment(packed.getvalue(), maintype="application", subtype="zip",
+                           filename="listings.zip")
+    message.add_attachment(b"\x89PNG\r\n", maintype="image", subtype="png", filename="logo.png")
+    path = tmp_path / "zipped.eml"
+    path.write_bytes(bytes(message))
+    return path
+
+
+def test_an_archive_attachment_is_named_as_not_read(tmp_path):
+    """A mail whose listing came zipped was refused naming only its text part ("found:
+    text/plain"), and beside a listing body the archive was passed over without a word
+    (stop 31's note). An image is passed over quietly: mails carry logos."""
+    alone = load_sources([str(_with_archive("Here are this week's papers.", tmp_path))])
+    (error,) = alone.errors
+    assert "listings.zip" in str(error) and "unpack" in str(error)
+    assert "logo.png" not in str(error)
+    beside = load(_with_archive(FORWARDED.read_text(), tmp_path))
+    assert beside.records
+    (warning,) = [w for w in beside.warnings if "listings.zip" in w]
+    assert "not read" in warning and "unpack" in warning

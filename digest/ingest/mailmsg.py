@@ -113,13 +113,17 @@ def _parse_message(message: email.message.EmailMessage, source: str) -> Parsed:
     found += [_attachment(part, source, warnings, tried) for part in attached[:MAX_PARTS]]
     listings = [parsed for parsed in found if parsed is not None]
     untried = _untried(texts, attached)
+    archives = _archives(message)
     if not listings:
         shown = ", ".join(dict.fromkeys(tried)) or "no text part"
         raise not_a_listing(source, "message", reason="no part of it is an arXiv listing, "
                             f"a Daily Papers page or an attached listing file (found: {shown})"
-                            + (f"; {untried}" if untried else ""))
+                            + (f"; {untried}" if untried else "")
+                            + (f"; {archives}: {_UNPACK}" if archives else ""))
     if untried:
         warnings.append(describe(source, untried, fix="send the listing in a mail of its own"))
+    if archives:
+        warnings.append(describe(source, archives, fix=_UNPACK))
     merged = Parsed(warnings=warnings, fmt="email/" + "+".join(p.fmt for p in listings))
     for parsed in listings:
         merged.records += parsed.records
@@ -239,6 +243,27 @@ def _attachments(message: email.message.EmailMessage) -> list[email.message.Emai
     return [part for part in message.walk() if _is_attachment(part) and (
         part.get_content_maintype() == "text" or part.get_content_type() in _LISTING_TYPES
         or (part.get_filename() or "").lower().endswith(_LISTING_SUFFIXES))]
+
+
+_ARCHIVE_TYPES = {"application/zip", "application/x-zip-compressed", "application/gzip",
+                  "application/x-gzip", "application/x-tar", "application/x-7z-compressed",
+                  "application/x-bzip2", "application/x-xz", "application/zstd"}
+_ARCHIVE_SUFFIXES = (".zip", ".gz", ".tgz", ".tar", ".7z", ".bz2", ".xz", ".zst")
+_UNPACK = "unpack it and attach the listing file itself"
+
+
+def _archives(message: email.message.EmailMessage) -> str:
+    """Attached archives, which may hold a listing digest does not unpack: named, so that a
+    zipped listing is not passed over in silence (images and PDFs are, quietly)."""
+    names = [part.get_filename() or part.get_content_type() for part in message.walk()
+             if _is_attachment(part) and (
+                 part.get_content_type() in _ARCHIVE_TYPES
+                 or (part.get_filename() or "").lower().endswith(_ARCHIVE_SUFFIXES))]
+    if not names:
+        return ""
+    shown = ", ".join(untrusted_preview(name, 80) for name in names[:_NAMED])
+    more = f" and {len(names) - _NAMED:,} more" if len(names) > _NAMED else ""
+    return f"attached archives not read (digest does not unpack them): {shown}{more}"
 
 
 def _attachment(part: email.message.EmailMessage, source: str, warnings: list[str],
