@@ -102,7 +102,7 @@ class Summarizer:
     def paper_tokens(self, paper: Paper) -> int:
         """Prompt tokens one paper costs inside a batch (what the chunker budgets): its title
         and abstract, counted once per paper (the report's ``abstract_tokens`` sums the same
-        counts), and its ``[P00]`` label and line break."""
+        counts over the batches sent), and its ``[P00]`` label and line break."""
         tokens = self._text_tokens.get(paper.id)
         if tokens is None:
             tokens = self._text_tokens[paper.id] = self.counter.count(
@@ -114,8 +114,6 @@ class Summarizer:
     def summarize(self, themes: Sequence[Theme], papers: Mapping[str, Paper],
                   batches: Sequence[Batch]) -> list[ThemeSummary]:
         started = time.monotonic()
-        self.stats.abstract_tokens = sum(self.paper_tokens(papers[pid]) - PAPER_LABEL_TOKENS
-                                         for batch in batches for pid in batch.paper_ids)
         jobs = [_ThemeJob(self, theme, [[papers[pid] for pid in b.paper_ids]
                                         for b in batches if b.theme_index == index])
                 for index, theme in enumerate(themes)]
@@ -164,7 +162,8 @@ class Summarizer:
             "summary", theme.title, partial(self._messages, user), check=check,
             on_done=_or_fallback(on_done, extractive), max_tokens=self.budget.max_output_tokens,
             expected_output=EXPECTED_SUMMARY_TOKENS + EXPECTED_GIST_TOKENS * len(batch),
-            schema=SUMMARY_SCHEMA, priority=priority, extractive=extractive))
+            schema=SUMMARY_SCHEMA, priority=priority, extractive=extractive,
+            abstract_tokens=sum(self.paper_tokens(p) - PAPER_LABEL_TOKENS for p in batch)))
 
     def reduce(self, theme: Theme, parts: list[_Part], papers: Mapping[str, Paper],
                on_done: Callable[[_Part], None]) -> None:

@@ -95,6 +95,21 @@ def test_a_second_run_on_the_same_store_makes_no_call(tmp_path):
     assert again == first
 
 
+def test_abstract_tokens_count_the_papers_sent_not_those_answered_from_the_cache(tmp_path):
+    """``abstract_tokens`` ("the titles and abstracts sent") counted every batch, also those the
+    cache answered, so a cached re-run reported abstracts it never sent and a token overhead
+    below 1 (stop 31's note)."""
+    backend = MockBackend(default=answer)
+    with Store(tmp_path / "state.sqlite") as store:
+        _, first, _ = run_stage(backend, 3, 4, store=store)
+        _, again, _ = run_stage(backend, 3, 4, store=store)
+        _, more, _ = run_stage(backend, 3, 4, 5, store=store)  # one theme more to ask
+    assert first.stats.abstract_tokens > 0
+    assert again.stats.abstract_tokens == 0 and again.stats.as_dict()["token_overhead"] is None
+    assert 0 < more.stats.abstract_tokens < first.stats.abstract_tokens
+    assert more.stats.as_dict()["token_overhead"] > 1
+
+
 def test_a_changed_prompt_is_a_new_question(tmp_path):
     custom = tmp_path / "prompts"
     custom.mkdir()

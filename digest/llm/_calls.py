@@ -42,6 +42,7 @@ class Call:
     priority: int = 0  # higher first: how many calls still wait behind this one
     question: Call | None = None  # set on a repair: the call it repairs
     extractive: Callable[[], Any] | None = None
+    abstract_tokens: int = 0  # of the titles and abstracts it sends (the report's, when sent)
 
     @cached_property
     def messages(self) -> tuple[Message, ...]:

@@ -141,6 +141,8 @@ class CallRunner:
             if reason is not None:
                 self._refuse(call, reason, reserved)
                 continue
+            if call.question is None:
+                self.stats.abstract_tokens += call.abstract_tokens
             self._flights[pool.submit(self._ask, call)] = _Flight(call, seq, key, reserved)
 
     def _plan(self, call: Call, key: str, planner: Planner) -> None:
