@@ -9,8 +9,10 @@ into a one-line message on stderr and the exit code in ``exit_code``::
     │                                    mail waits in the queue until the setting is fixed
     ├── SourceError             exit 1   a listing that cannot be read or parsed
     │   │                                (names the source, and the line when known)
-    │   └── SourceUnavailable   exit 75  its server is down or too slow now: a run that read
-    │                                    nothing else can succeed later
+    │   ├── SourceUnavailable   exit 75  its server is down or too slow now: a run that read
+    │   │                                nothing else can succeed later
+    │   └── RecordsCut          exit 1   a source past a [limits] record cap: the records
+    │                                    kept, the rest counted (an error only with --strict)
     ├── StateError              exit 1   the SQLite store is unreadable or from a newer digest
     │   ├── StateBusy           exit 75  another run holds the store's lock: try again later
     │   └── StateUnavailable    exit 75  the store's disk is full, read-only or failing: retry
@@ -83,6 +85,11 @@ class SourceUnavailable(SourceError):
     that read nothing else can succeed later (exit 75)."""
 
     exit_code = EX_TEMPFAIL
+
+
+class RecordsCut(SourceError):
+    """A source gave more records than a ``[limits]`` cap allows: those within it are kept,
+    the rest counted in this error (in the run report's ``errors``; raised with --strict)."""
 
 
 class StateError(DigestError):

@@ -227,3 +227,25 @@ def test_a_library_keeps_to_the_record_limits_and_counts_each_cut(tmp_path: Path
         (str(tmp_path / "b.bib"), "2 of its 10 records were left out (kept 8)"),
         (str(tmp_path / "b.bib"), "4 of its 8 records were left out (kept 4)")]
     assert "[limits] max_records_per_run" in str(library.cuts[-1])
+
+
+@pytest.mark.parametrize("kind", ["json", "jsonl", "csv"])
+def test_a_listing_file_in_the_library_is_cut_to_the_cap_like_a_bibtex_one(tmp_path: Path,
+                                                                          kind: str) -> None:
+    """A JSON or CSV listing past max_records_per_source refused the whole library (exit 1)
+    where a BibTeX file of the same size was cut with a count (stop 31's note)."""
+    papers = [{"title": f"Graph Networks for Protein Folding, Part {i}",
+               "abstract": "We fold proteins with graph networks. " * 8} for i in range(10)]
+    path = tmp_path / f"liked.{kind}"
+    if kind == "json":
+        path.write_text(json.dumps(papers), encoding="utf-8")
+    elif kind == "jsonl":
+        path.write_text("".join(json.dumps(p) + "\n" for p in papers), encoding="utf-8")
+    else:
+        path.write_text("title,abstract\n" + "".join(f'"{p["title"]}","{p["abstract"]}"\n'
+                                                    for p in papers), encoding="utf-8")
+    library = load_library([path], IngestLimits(max_records_per_source=3))
+    assert [r.title for r in library.records] == [p["title"] for p in papers[:3]]
+    (cut,) = library.cuts
+    assert cut.source == str(path) and "7 of its 10 records" in cut.problem
+    assert "[limits] max_records_per_source" in str(cut)

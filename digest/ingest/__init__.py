@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ConfigError, SourceError
+from ..errors import ConfigError, RecordsCut, SourceError
 from ..models import Record
 from ..redaction import url_for_logs
 from .arxiv_listing import parse_arxiv_listing
@@ -81,20 +81,24 @@ class IngestResult:
 
 def load_sources(sources: Sequence[str], *, fmt: str | None = None, strict: bool = False,
                  stdin: StdinReader | None = None, fetcher: Fetcher | None = None,
-                 limits: IngestLimits | None = None, outputs: Collection[Path] = ()
-                 ) -> IngestResult:
+                 limits: IngestLimits | None = None, outputs: Collection[Path] = (),
+                 cuts: list[SourceError] | None = None) -> IngestResult:
     """Read every source; collect records, warnings and, unless ``strict``, errors.
 
     ``limits`` (default ``IngestLimits()``; from a config: ``ingest_limits(config)``)
     bound the work; a source past a cap is cut or refused with an error that counts
-    what was left out. A folder walked leaves out ``outputs`` (resolved paths: the run's
-    output folder) as it does any folder digest publishes into."""
+    what was left out; given ``cuts``, those go there instead, and are no error even when
+    ``strict`` (the reader's library counts its own). A folder walked leaves out ``outputs``
+    (resolved paths: the run's output folder) as it does any folder digest publishes into."""
     fmt = _check_format(fmt)
     run = _Run(limits or IngestLimits(), IngestResult())
     lazy = _LazyFetcher(fetcher, run.limits)
     try:
         for name, walked in expand_marked(sources, outputs=outputs):
             for error in _try_one(name, fmt, stdin, lazy, run):
+                if cuts is not None and isinstance(error, RecordsCut):
+                    cuts.append(error)
+                    continue
                 if walked and isinstance(error, NotAListing):
                     _skip_walked(error, run.result)
                     continue

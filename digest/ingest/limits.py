@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import ConfigError, SourceError
+from ..errors import ConfigError, RecordsCut, SourceError
 from ..tables import check_kind, check_table
 
 MIB = 2**20
@@ -71,7 +71,7 @@ def within_caps(records: list[_T], source: str, limits: IngestLimits, kept_befor
     """``records`` of one source cut to the record caps (``kept_before``: what the whole
     already holds; ``left_out``: records the parser already dropped at the source's cap),
     and one error per cut, saying how many were left out and which setting raises it."""
-    cuts = []
+    cuts: list[SourceError] = []
     per_source = limits.max_records_per_source
     left = left_out + max(len(records) - per_source, 0)
     if left:
@@ -89,8 +89,8 @@ def within_caps(records: list[_T], source: str, limits: IngestLimits, kept_befor
 
 
 def _cut_error(source: str, total: int, kept: int, setting: str, why: str,
-               fix: str) -> SourceError:
-    return SourceError(source, f"{why} records, so {total - kept:,} of its {total:,} records "
+               fix: str) -> RecordsCut:
+    return RecordsCut(source, f"{why} records, so {total - kept:,} of its {total:,} records "
                        f"were left out (kept {kept:,})",
                        fix=f"raise {SETTING[setting]} in the config, or {fix}")
 

@@ -53,15 +53,16 @@ def load_library(paths: Sequence[Path | str], limits: IngestLimits | None = None
     for path in paths:
         found = 0
         for name, walked in expand_marked([str(path)], _LIBRARY_SUFFIXES):
+            cut: list[SourceError] = []  # at the file's own cap, while it was read
             try:
-                read_, notes = _read_one(name, limits)
+                read_, notes = _read_one(name, limits, cut)
             except SourceError as error:
                 if not walked:
                     raise
                 read_, notes = [], [f"{name}: skipped, {error.problem}"]
                 logger.warning("%s", notes[0])
             found += len(read_)
-            records.extend(_within_caps(read_, name, limits, len(records), cuts))
+            records.extend(_within_caps(read_, name, limits, len(records), cuts, cut))
             warnings.extend(notes)
         if not found:
             raise SourceError(str(path), "this library holds no paper",
@@ -71,17 +72,19 @@ def load_library(paths: Sequence[Path | str], limits: IngestLimits | None = None
 
 
 def _within_caps(read_: list[Record], name: str, limits: IngestLimits, kept_before: int,
-                 cuts: list[SourceError]) -> list[Record]:
-    """The file's records that the caps leave, as ingest keeps a source's; a cut each."""
+                 cuts: list[SourceError], cut_already: list[SourceError]) -> list[Record]:
+    """The file's records that the caps leave, as ingest keeps a source's; a cut each
+    (``cut_already``: the cuts ingest made while reading it)."""
     kept, cut = within_caps(read_, name, limits, kept_before, unit="a library file",
                             whole="the library", fix="keep fewer papers in the library")
-    for error in cut:
+    for error in [*cut_already, *cut]:
         logger.error("%s", error)
-    cuts += cut
+    cuts += [*cut_already, *cut]
     return kept
 
 
-def _read_one(name: str, limits: IngestLimits) -> tuple[list[Record], list[str]]:
+def _read_one(name: str, limits: IngestLimits, cuts: list[SourceError]
+              ) -> tuple[list[Record], list[str]]:
     """BibTeX and Zotero CSV here; everything else by digest's ingest (which logs)."""
     suffix = Path(name).suffix.lower()
     text = _text(name, limits) if suffix in (".bib", ".csv") else ""
@@ -91,7 +94,7 @@ def _read_one(name: str, limits: IngestLimits) -> tuple[list[Record], list[str]]
             logger.warning("%s", warning)
         return records, warnings
     try:
-        result = load_sources([name], strict=True, limits=limits)
+        result = load_sources([name], strict=True, limits=limits, cuts=cuts)
     except NotAListing:
         return _reading_list(name, limits)
     return result.records, result.warnings
