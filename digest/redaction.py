@@ -2,7 +2,8 @@
 
 ``mask_secret`` masks one known secret (an API key) wherever it appears in a text;
 ``url_for_logs`` shows a URL without its ``user:password@`` and with secret-looking query
-values masked. Both are light (no third-party import), so any layer may use them;
+values masked; ``source_for_logs`` does that for a source name that is a URL (a path is shown
+as it is). Both are light (no third-party import), so any layer may use them;
 ``api_key_from_environment`` gives the key to mask where the caller does not hand it over.
 """
 
@@ -28,6 +29,11 @@ def api_key_from_environment() -> str:
     """The run's API key as the settings read it (``OPENAI_API_KEY``, environment only) and as
     it is sent: without a CRLF file's "\r"."""
     return os.environ.get("OPENAI_API_KEY", "").strip()
+
+
+def source_for_logs(source: str) -> str:
+    """A source as messages show it: a URL through ``url_for_logs``, a path or "-" as given."""
+    return url_for_logs(source) if "://" in source else source
 
 
 def url_for_logs(url: str, *, keep_user: bool = False, mask: str = MASK) -> str:

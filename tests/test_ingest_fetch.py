@@ -528,3 +528,43 @@ def test_five_redirects_are_followed_and_a_sixth_is_not(server, tmp_path, fake_t
         assert client.fetch(server.url + "/hop1").data == FEED
         with pytest.raises(SourceError, match="too many redirects"):
             client.fetch(server.url + "/hop0")
+
+
+@pytest.mark.parametrize("command", ["summarize", "dedup", "newsletter"])
+def test_a_password_or_key_in_a_url_that_read_nothing_is_masked_in_the_error_and_report(
+        server, tmp_path, command):
+    """The per-source line was masked, but the final "Error: http://bob:PASSW0RDXYZ@...:
+    nothing read: ..." was not, and it landed in the run report's errors: nothing_read joined
+    the raw source names (a probe, stop 32)."""
+    from tests.opsrun import cli
+
+    server.queue("/503", Reply(503, b"down", {"Retry-After": "0"}))
+    port = server.url.rsplit(":", 1)[1]
+    urls = [f"http://bob:PASSW0RDXYZ@127.0.0.1:{port}/nothere",
+            server.url + "/503?api_key=SECRETKEY123"]
+    extra = {"summarize": ["--backend", "offline"], "dedup": [],
+             "newsletter": ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+                            "--out", str(tmp_path / "out")]}[command]
+    for url in urls:
+        report = tmp_path / f"{command}-{len(url)}.json"
+        result = cli(command, url, "--report", str(report), *extra)
+        assert result.returncode in (1, 75), result.stderr
+        assert f"Error: http://127.0.0.1:{port}/" in result.stderr, result.stderr
+        shown = result.stderr + report.read_text(encoding="utf-8")
+        assert "PASSW0RDXYZ" not in shown and "SECRETKEY123" not in shown, shown
+        assert "127.0.0.1" in shown
+
+
+def test_a_url_past_the_runs_input_cap_is_refused_without_its_password(server, tmp_path,
+                                                                       fake_time):
+    """The same leak, where a URL comes after the sources that used up the run's input."""
+    from digest.ingest import IngestLimits
+
+    port = server.url.rsplit(":", 1)[1]
+    url = f"http://bob:PASSW0RDXYZ@127.0.0.1:{port}/feed"
+    limits = IngestLimits(max_input_bytes=(FIXTURES / "papers.tsv").stat().st_size)
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([str(FIXTURES / "papers.tsv"), url], fetcher=client, limits=limits)
+    (error,) = result.errors
+    assert "used up the run's" in str(error) and "PASSW0RDXYZ" not in str(error)
+    assert error.source == f"http://127.0.0.1:{port}/feed" and server.requests == []

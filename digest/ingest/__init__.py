@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError, SourceError
 from ..models import Record
-from ..redaction import url_for_logs
+from ..redaction import source_for_logs
 from .arxiv_listing import parse_arxiv_listing
 from .base import Parsed, capped
 from .csvfmt import parse_csv
@@ -34,7 +34,7 @@ from .daily_papers import parse_daily_papers
 from .decoding import decode
 from .detect import detect_format
 from .feeds import parse_feed
-from .fetch import Fetcher, amount, is_url
+from .fetch import Fetcher, amount
 from .limits import SETTING, IngestLimits, ingest_limits, record_cap, within_caps
 from .mailmsg import looks_like_email, parse_email, parse_email_bytes
 from .plausible import NotAListing, screen
@@ -136,8 +136,8 @@ def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _La
     except SourceError as error:
         return [error]
     except Exception as exc:  # a parser bug must not cost the other sources
-        logger.debug("%s: unexpected error", name, exc_info=True)
-        unexpected = SourceError(url_for_logs(name) if is_url(name) else name,
+        logger.debug("%s: unexpected error", source_for_logs(name), exc_info=True)
+        unexpected = SourceError(source_for_logs(name),
                                  f"could not be read: unexpected {type(exc).__name__} "
                                  f"({str(exc)[:200]})",
                                  fix="please report this, with the file, as a digest bug")
@@ -176,8 +176,8 @@ def _bytes_left(name: str, run: _Run) -> int:
     """The most this source may be: the per-source cap, or what the run has left."""
     left = run.limits.max_input_bytes - run.bytes_read
     if left <= 0:
-        raise SourceError(name, f"not read: the sources before it used up the run's "
-                          f"{amount(run.limits.max_input_bytes)} of input",
+        raise SourceError(source_for_logs(name), "not read: the sources before it used up the "
+                          f"run's {amount(run.limits.max_input_bytes)} of input",
                           fix=f"raise {SETTING['max_input_bytes']} in the config, or read "
                               "fewer sources per run")
     return min(run.limits.max_source_bytes, left)
