@@ -530,12 +530,12 @@ def test_five_redirects_are_followed_and_a_sixth_is_not(server, tmp_path, fake_t
             client.fetch(server.url + "/hop0")
 
 
-@pytest.mark.parametrize("command", ["summarize", "dedup", "newsletter"])
+@pytest.mark.parametrize("command", ["summarize", "dedup", "newsletter", "ingest"])
 def test_a_password_or_key_in_a_url_that_read_nothing_is_masked_in_the_error_and_report(
         server, tmp_path, command):
     """The per-source line was masked, but the final "Error: http://bob:PASSW0RDXYZ@...:
     nothing read: ..." was not, and it landed in the run report's errors: nothing_read joined
-    the raw source names (a probe, stop 32)."""
+    the raw source names (a probe, stop 32); digest ingest's "no paper found" did the same."""
     from tests.opsrun import cli
 
     server.queue("/503", Reply(503, b"down", {"Retry-After": "0"}))
@@ -544,7 +544,8 @@ def test_a_password_or_key_in_a_url_that_read_nothing_is_masked_in_the_error_and
             server.url + "/503?api_key=SECRETKEY123"]
     extra = {"summarize": ["--backend", "offline"], "dedup": [],
              "newsletter": ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
-                            "--out", str(tmp_path / "out")]}[command]
+                            "--out", str(tmp_path / "out")],
+             "ingest": ["--state", str(tmp_path / "s.sqlite")]}[command]
     for url in urls:
         report = tmp_path / f"{command}-{len(url)}.json"
         result = cli(command, url, "--report", str(report), *extra)
