@@ -134,6 +134,19 @@ def _check_redirect(response: httpx.Response) -> None:
                     here.host, there.host)
 
 
+def _check_url(url: str, shown: str) -> None:
+    """A URL httpx cannot read is the user's to fix (httpx's reason may quote a piece of a
+    password, so it is not shown)."""
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL:
+        raise SourceError(shown, "not a valid URL (httpx cannot read it)",
+                          fix="check the URL; in a user name or password write / as %2F, "
+                              "? as %3F, # as %23 and @ as %40") from None
+
+
 class Fetcher:
     """Gets URLs for ingest. Use as a context manager, or call ``close``."""
 
@@ -172,6 +185,7 @@ class Fetcher:
     def fetch(self, url: str, *, max_bytes: int | None = None) -> Fetched:
         """The body of ``url``, at most ``max_bytes`` (default: the fetcher's own cap)."""
         shown = url_for_logs(url)
+        _check_url(url, shown)
         cached = self.cache.lookup(url)
         if cached and self.cache.is_fresh(cached[0]):
             logger.info("%s: fresh in the cache, not requested", shown)
