@@ -560,6 +560,22 @@ def test_a_redirect_to_another_scheme_is_a_final_error_naming_where_it_went(
     assert len(server.requests) == 1 and fake_time.sleeps == []
 
 
+@pytest.mark.parametrize("target", ["http://[::1", "http://bob:pa/ss55word@[::1"])
+def test_a_redirect_to_a_malformed_url_is_a_final_error_naming_it(server, tmp_path, fake_time,
+                                                                  target):
+    """A 302 to "http://[::1" was reported as "could not fetch it: RemoteProtocolError, after 4
+    tries (try again later)", exit 75 after ~8 s (a probe, stop 32): it is the server's
+    answer that is wrong, for good."""
+    url = server.queue("/moved", Reply(302, b"", {"Location": target}))
+    with fetcher(fake_time, tmp_path, retries=3) as client, \
+            pytest.raises(SourceError) as caught:
+        client.fetch(url)
+    assert type(caught.value) is SourceError and caught.value.source == url
+    assert "not a valid URL" in caught.value.problem and "[::1" in caught.value.problem
+    assert "ss55word" not in str(caught.value) and caught.value.fix == "check the URL"
+    assert len(server.requests) == 1 and fake_time.sleeps == []
+
+
 @pytest.fixture
 def other_host() -> Iterator[str]:
     """A server on 127.0.0.2 (loopback too: another host to the fetcher) serving FEED."""

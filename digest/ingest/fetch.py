@@ -113,10 +113,15 @@ class _OtherScheme(Exception):
     """A redirect to a URL that is not http(s) (file:, ftp:, ...): never followed or retried."""
 
 
+class _BadLocation(Exception):
+    """A redirect to a Location that is no URL: the server's answer is wrong, for good (httpx
+    would report it as a RemoteProtocolError, which is retried)."""
+
+
 def _check_redirect(response: httpx.Response) -> None:
     """Policy: http(s) redirects are followed, at most ``MAX_REDIRECTS``, to any host (feeds
-    move; ``curl -L`` does the same), never to another scheme; a move to another host is
-    logged, naming both."""
+    move; ``curl -L`` does the same), never to another scheme nor to a malformed URL; a move
+    to another host is logged, naming both."""
     import httpx
 
     location = response.headers.get("location")
@@ -125,8 +130,8 @@ def _check_redirect(response: httpx.Response) -> None:
     here = response.request.url
     try:
         there = here.join(location)
-    except httpx.InvalidURL:  # httpx reports the bad Location itself
-        return
+    except httpx.InvalidURL:
+        raise _BadLocation(ellipsize(url_for_logs(location.strip()), 200)) from None
     if there.scheme not in ("http", "https"):
         raise _OtherScheme(ellipsize(url_for_logs(location.strip()), 200))
     if there.host != here.host:
@@ -247,6 +252,9 @@ class Fetcher:
         except _OtherScheme as exc:
             raise SourceError(shown, f"the server redirected it to {exc}, and only http(s) is "
                               "followed", fix="check the URL") from None
+        except _BadLocation as exc:
+            raise SourceError(shown, f"the server redirected it to {exc}, which is not a valid "
+                              "URL", fix="check the URL") from None
         except httpx.TransportError as exc:
             if self.wall() >= limit.deadline:
                 raise _DeadlinePassed(f"{type(exc).__name__} at the {limit.seconds:g} s fetch "
