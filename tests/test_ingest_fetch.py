@@ -411,8 +411,9 @@ MAINTENANCE = b"<!DOCTYPE html>\n<html><body><h1>Down for maintenance</h1></body
 def test_a_maintenance_page_answered_with_200_never_replaces_the_cached_listing(server):
     """A maintenance page answered with 200 replaced the good cached copy: when the server
     later answered 500, the run exited 1 blaming the HTML page instead of using the listing
-    cached before it (a probe). Now the page is an error (exit 1) and never cached: a 500 then
-    uses the good copy (exit 0) or, with none, is the temporary failure it is (exit 75)."""
+    cached before it (a probe). Now the page is never cached: the run that gets it uses the
+    copy cached before, with a warning (stop 32; with none it is an error, exit 1), and a 500
+    then uses the good copy (exit 0) or, with none, is the temporary failure it is (exit 75)."""
     from tests.opsrun import cli
 
     atom = (FIXTURES / "arxiv_listing.atom").read_bytes()
@@ -428,13 +429,54 @@ def test_a_maintenance_page_answered_with_200_never_replaces_the_cached_listing(
 
     assert run(flip)[0] == 0
     code, stderr = run(flip)
-    assert code == 1 and "HTML web page" in stderr
+    assert code == 0 and "HTML web page" in stderr and "used the copy cached" in stderr
     code, stderr = run(flip)
     assert code == 0, stderr
     assert "could not fetch it (HTTP 500" in stderr and "used the copy cached" in stderr
     assert run(never)[0] == 1
     code, stderr = run(never)
     assert code == 75 and "HTML" not in stderr and "HTTP 500" in stderr
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    (b"", "the source is empty"),
+    (b'{"error":"Rate limit exceeded"}', "Rate limit exceeded"),
+    (b"Service notice: the API is down for maintenance until 12:00 UTC.\n", "Service notice"),
+])
+def test_a_200_that_is_no_listing_never_replaces_the_cached_listing(server, body, named):
+    """An empty body, a JSON error or a plain-text notice answered with 200 replaced the good
+    cached copy: at the next outage (503) the run failed with exit 1 "the source is empty" and
+    never said the server was down (a probe, stop 32). A 200 now replaces the cached copy only
+    once read as a listing: the run that got it uses the copy cached before, with a warning
+    naming what the server sent, and so does the outage after it."""
+    from tests.opsrun import cli
+
+    atom = (FIXTURES / "arxiv_listing.atom").read_bytes()
+    url = server.queue("/api", Reply(200, atom, {"Content-Type": "application/atom+xml"}),
+                       Reply(200, body, {"Content-Type": "text/plain"}),
+                       Reply(503, b"down", {"Retry-After": "0"}))
+
+    def run() -> tuple[int, str, str]:
+        result = cli("summarize", url, "--backend", "offline", "--week", "2026-W47")
+        return result.returncode, result.stderr, result.stdout
+
+    assert run()[0] == 0
+    code, stderr, stdout = run()
+    assert code == 0 and "the server answered HTTP 200 with no listing" in stderr, stderr
+    assert named in stderr and "used the copy cached" in stderr and "Error" not in stderr
+    assert "1 record read" in stdout
+    code, stderr, _ = run()
+    assert code == 0, stderr
+    assert "could not fetch it (HTTP 503" in stderr and "used the copy cached" in stderr
+
+
+def test_a_200_that_is_no_listing_without_a_cached_copy_is_the_error_it_was(
+        server, tmp_path, fake_time):
+    url = server.queue("/api", Reply(200, b'{"error":"Rate limit exceeded"}'))
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([url], fetcher=client)
+    assert len(result.errors) == 1 and result.records == []
+    assert not list((tmp_path / "cache").glob("*.body"))
 
 
 def _packer(coding: str) -> zlib._Compress:
