@@ -21,6 +21,7 @@ from .errors import ConfigError, SourceError, StateError, StateUnavailable
 from .ingest import IngestLimits, load_sources
 from .ingest.mailmsg import looks_like_email
 from .models import Record
+from .redaction import source_for_logs
 from .state import Store
 from .testhook import pause_at
 
@@ -44,7 +45,8 @@ def ingest(state_path: Path, sources: Sequence[str], *, fmt: str | None = None,
     ingested = load_sources(sources, fmt=fmt, strict=strict, stdin=lambda: stdin,
                             limits=limits)
     if not ingested.records:
-        raise SourceError(", ".join(sources), "no paper found in what was given",
+        raise SourceError(", ".join(map(source_for_logs, sources)),
+                          "no paper found in what was given",
                           fix="give a listing (a Daily Papers page, an arXiv listing e-mail, "
                           "JSON, CSV or a feed); nothing was stored")
     name = _stdin_name(stdin)

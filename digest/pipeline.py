@@ -35,6 +35,7 @@ from .llm.offline_backend import OfflineBackend
 from .models import Issue, IssueSection, Paper, Record, Stats
 from .prompts import Prompts
 from .publishing import publish_issue
+from .redaction import source_for_logs
 from .relevance import Profile, choose
 from .render import PastIssue, Renderer
 from .report import RunReport
@@ -273,7 +274,7 @@ def nothing_read(sources: Sequence[str], errors: Sequence[str], *,
     problem = ("no source could be read" if errors else "the sources held no paper record")
     for_now = bool(failed) and all(isinstance(error, SourceUnavailable) for error in failed)
     return (SourceUnavailable if for_now else SourceError)(
-        ", ".join(sources) or "the inbox", f"nothing read: {problem}",
+        ", ".join(map(source_for_logs, sources)) or "the inbox", f"nothing read: {problem}",
         fix=f"{outcome}; " + ("try again later" if for_now else "check the paths and the "
                              "listings") + " (the run report lists each source's error)")
 

@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.errors import SourceError, SourceUnavailable
 from digest.ingest import load_sources
@@ -255,6 +257,74 @@ def test_redact_hides_credentials_and_keys():
         "https://export.arxiv.org/api/query?search_query=cat:cs.CL"
 
 
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://127.0.0.1:8080/@lab/feed.xml", "http://127.0.0.1:8080/***@lab/feed.xml"),
+    ("https://mastodon.social/@lab.rss", "https://mastodon.social/@lab.rss"),
+    ("https://mastodon.social/@lab.rss?token=abc", "https://mastodon.social/@lab.rss?token=***"),
+    ("https://export.arxiv.org/api/query?q=au:someone@example.org",
+     "https://export.arxiv.org/api/query?q=au:someone%40example.org"),
+    ("http://127.0.0.1:8080/nothere?q=au:someone@example.org",
+     "http://127.0.0.1:8080/***@example.org"),
+    ("http://bob:s3cret@127.0.0.1:8080/@lab/feed.xml", "http://127.0.0.1:8080/***@lab/feed.xml"),
+    ("http://bob:s3cret@example.org/@lab.rss", "http://example.org/***@lab.rss"),
+    ("http://bob:pa/ss@127.0.0.1:8080/feed.xml", "http://127.0.0.1:8080/feed.xml"),
+    ("http://bob:12/ss@127.0.0.1:8080/feed.xml", "http://bob:12/***@127.0.0.1:8080/feed.xml"),
+    ("http://[::1]:8080/@lab/feed.xml", "http://[::1]:8080/***@lab/feed.xml"),
+    ("http://[::1]/@lab/feed.xml", "http://[::1]/@lab/feed.xml"),
+])
+def test_a_url_is_shown_with_the_host_httpx_connects_to(url, shown):
+    """An "@" in the path or query made the part before it read as user:password, so
+    http://127.0.0.1:PORT/@lab/feed.xml was logged as http://lab/feed.xml (a probe, stop 32).
+    httpx ends the host at the first "/", "?" or "#"; where the text after the port could
+    still be the rest of a password written with a "/" in it, it is masked."""
+    assert url_for_logs(url) == shown
+
+
+def test_a_url_httpx_cannot_read_is_an_error_naming_the_fix_and_no_part_of_the_password(
+        tmp_path, fake_time):
+    """A "/" in a password made httpx refuse the URL, which was reported as "unexpected
+    InvalidURL (Invalid port: 'pa') (please report this ... as a digest bug)": a piece of
+    the password, and no fix (a probe, stop 32)."""
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources(["http://bob:pa/ss55word@127.0.0.1:9/feed"], fetcher=client)
+    (error,) = result.errors
+    assert error.source == "http://127.0.0.1:9/feed" and "not a valid URL" in error.problem
+    assert "%2F" in error.fix and "bug" not in str(error)
+    assert "'pa'" not in str(error) and "ss55word" not in str(error) and fake_time.sleeps == []
+
+
+_URL_TEXT = "abcdef0123456789-._~!$&'()*+,;=%/?#@:"
+
+
+@settings(max_examples=400, deadline=None)
+@given(scheme=st.sampled_from(["http", "https"]),
+       user=st.one_of(st.none(), st.text("bobalice", min_size=1, max_size=5)),
+       password=st.tuples(st.text(_URL_TEXT, max_size=6), st.text(_URL_TEXT, max_size=6)),
+       host=st.sampled_from(["127.0.0.1", "example.org", "lab", "[::1]", "[2001:db8::5]"]),
+       port=st.one_of(st.none(), st.integers(1, 65535)),
+       path=st.text(_URL_TEXT.replace("?", "").replace("#", ""), max_size=12),
+       query=st.one_of(st.none(), st.text(_URL_TEXT.replace("#", ""), max_size=12)),
+       fragment=st.one_of(st.none(), st.text(_URL_TEXT, max_size=8)))
+def test_a_shown_url_never_holds_the_password_and_names_the_host_httpx_connects_to(
+        scheme, user, password, host, port, path, query, fragment):
+    """The property behind the cases above, over passwords holding / ? # @ % and "@" in the
+    path, query or fragment (a probe, stop 32)."""
+    import httpx
+
+    secret = f"{password[0]}ZQ{password[1]}"  # "ZQ" is nowhere else: the password alone
+    userinfo = f"{user}:{secret}@" if user is not None else ""
+    url = (f"{scheme}://{userinfo}{host}{f':{port}' if port else ''}/{path}"
+           f"{'?' + query if query is not None else ''}"
+           f"{'#' + fragment if fragment is not None else ''}")
+    for shown in (url_for_logs(url), url_for_logs(url, keep_user=True)):
+        assert secret not in shown, shown
+        try:
+            connects = httpx.URL(url)
+        except httpx.InvalidURL:
+            continue  # httpx refuses it: no host to name
+        assert (httpx.URL(shown).host, httpx.URL(shown).port) == (connects.host, connects.port)
+
+
 def test_content_type_charset_is_used_for_decoding(server, tmp_path, fake_time):
     body = ('[{"title": "Caf\u00e9 Paper", "abstract": "A na\u00efve abstract, sent as '
             'Latin-1."}]').encode("latin-1")
@@ -341,8 +411,9 @@ MAINTENANCE = b"<!DOCTYPE html>\n<html><body><h1>Down for maintenance</h1></body
 def test_a_maintenance_page_answered_with_200_never_replaces_the_cached_listing(server):
     """A maintenance page answered with 200 replaced the good cached copy: when the server
     later answered 500, the run exited 1 blaming the HTML page instead of using the listing
-    cached before it (a probe). Now the page is an error (exit 1) and never cached: a 500 then
-    uses the good copy (exit 0) or, with none, is the temporary failure it is (exit 75)."""
+    cached before it (a probe). Now the page is never cached: the run that gets it uses the
+    copy cached before, with a warning (stop 32; with none it is an error, exit 1), and a 500
+    then uses the good copy (exit 0) or, with none, is the temporary failure it is (exit 75)."""
     from tests.opsrun import cli
 
     atom = (FIXTURES / "arxiv_listing.atom").read_bytes()
@@ -358,13 +429,54 @@ def test_a_maintenance_page_answered_with_200_never_replaces_the_cached_listing(
 
     assert run(flip)[0] == 0
     code, stderr = run(flip)
-    assert code == 1 and "HTML web page" in stderr
+    assert code == 0 and "HTML web page" in stderr and "used the copy cached" in stderr
     code, stderr = run(flip)
     assert code == 0, stderr
     assert "could not fetch it (HTTP 500" in stderr and "used the copy cached" in stderr
     assert run(never)[0] == 1
     code, stderr = run(never)
     assert code == 75 and "HTML" not in stderr and "HTTP 500" in stderr
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    (b"", "the source is empty"),
+    (b'{"error":"Rate limit exceeded"}', "Rate limit exceeded"),
+    (b"Service notice: the API is down for maintenance until 12:00 UTC.\n", "Service notice"),
+])
+def test_a_200_that_is_no_listing_never_replaces_the_cached_listing(server, body, named):
+    """An empty body, a JSON error or a plain-text notice answered with 200 replaced the good
+    cached copy: at the next outage (503) the run failed with exit 1 "the source is empty" and
+    never said the server was down (a probe, stop 32). A 200 now replaces the cached copy only
+    once read as a listing: the run that got it uses the copy cached before, with a warning
+    naming what the server sent, and so does the outage after it."""
+    from tests.opsrun import cli
+
+    atom = (FIXTURES / "arxiv_listing.atom").read_bytes()
+    url = server.queue("/api", Reply(200, atom, {"Content-Type": "application/atom+xml"}),
+                       Reply(200, body, {"Content-Type": "text/plain"}),
+                       Reply(503, b"down", {"Retry-After": "0"}))
+
+    def run() -> tuple[int, str, str]:
+        result = cli("summarize", url, "--backend", "offline", "--week", "2026-W47")
+        return result.returncode, result.stderr, result.stdout
+
+    assert run()[0] == 0
+    code, stderr, stdout = run()
+    assert code == 0 and "the server answered HTTP 200 with no listing" in stderr, stderr
+    assert named in stderr and "used the copy cached" in stderr and "Error" not in stderr
+    assert "1 record read" in stdout
+    code, stderr, _ = run()
+    assert code == 0, stderr
+    assert "could not fetch it (HTTP 503" in stderr and "used the copy cached" in stderr
+
+
+def test_a_200_that_is_no_listing_without_a_cached_copy_is_the_error_it_was(
+        server, tmp_path, fake_time):
+    url = server.queue("/api", Reply(200, b'{"error":"Rate limit exceeded"}'))
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([url], fetcher=client)
+    assert len(result.errors) == 1 and result.records == []
+    assert not list((tmp_path / "cache").glob("*.body"))
 
 
 def _packer(coding: str) -> zlib._Compress:
@@ -490,6 +602,22 @@ def test_a_redirect_to_another_scheme_is_a_final_error_naming_where_it_went(
     assert len(server.requests) == 1 and fake_time.sleeps == []
 
 
+@pytest.mark.parametrize("target", ["http://[::1", "http://bob:pa/ss55word@[::1"])
+def test_a_redirect_to_a_malformed_url_is_a_final_error_naming_it(server, tmp_path, fake_time,
+                                                                  target):
+    """A 302 to "http://[::1" was reported as "could not fetch it: RemoteProtocolError, after 4
+    tries (try again later)", exit 75 after ~8 s (a probe, stop 32): it is the server's
+    answer that is wrong, for good."""
+    url = server.queue("/moved", Reply(302, b"", {"Location": target}))
+    with fetcher(fake_time, tmp_path, retries=3) as client, \
+            pytest.raises(SourceError) as caught:
+        client.fetch(url)
+    assert type(caught.value) is SourceError and caught.value.source == url
+    assert "not a valid URL" in caught.value.problem and "[::1" in caught.value.problem
+    assert "ss55word" not in str(caught.value) and caught.value.fix == "check the URL"
+    assert len(server.requests) == 1 and fake_time.sleeps == []
+
+
 @pytest.fixture
 def other_host() -> Iterator[str]:
     """A server on 127.0.0.2 (loopback too: another host to the fetcher) serving FEED."""
@@ -528,3 +656,44 @@ def test_five_redirects_are_followed_and_a_sixth_is_not(server, tmp_path, fake_t
         assert client.fetch(server.url + "/hop1").data == FEED
         with pytest.raises(SourceError, match="too many redirects"):
             client.fetch(server.url + "/hop0")
+
+
+@pytest.mark.parametrize("command", ["summarize", "dedup", "newsletter", "ingest"])
+def test_a_password_or_key_in_a_url_that_read_nothing_is_masked_in_the_error_and_report(
+        server, tmp_path, command):
+    """The per-source line was masked, but the final "Error: http://bob:PASSW0RDXYZ@...:
+    nothing read: ..." was not, and it landed in the run report's errors: nothing_read joined
+    the raw source names (a probe, stop 32); digest ingest's "no paper found" did the same."""
+    from tests.opsrun import cli
+
+    server.queue("/503", Reply(503, b"down", {"Retry-After": "0"}))
+    port = server.url.rsplit(":", 1)[1]
+    urls = [f"http://bob:PASSW0RDXYZ@127.0.0.1:{port}/nothere",
+            server.url + "/503?api_key=SECRETKEY123"]
+    extra = {"summarize": ["--backend", "offline"], "dedup": [],
+             "newsletter": ["--backend", "offline", "--state", str(tmp_path / "s.sqlite"),
+                            "--out", str(tmp_path / "out")],
+             "ingest": ["--state", str(tmp_path / "s.sqlite")]}[command]
+    for url in urls:
+        report = tmp_path / f"{command}-{len(url)}.json"
+        result = cli(command, url, "--report", str(report), *extra)
+        assert result.returncode in (1, 75), result.stderr
+        assert f"Error: http://127.0.0.1:{port}/" in result.stderr, result.stderr
+        shown = result.stderr + report.read_text(encoding="utf-8")
+        assert "PASSW0RDXYZ" not in shown and "SECRETKEY123" not in shown, shown
+        assert "127.0.0.1" in shown
+
+
+def test_a_url_past_the_runs_input_cap_is_refused_without_its_password(server, tmp_path,
+                                                                       fake_time):
+    """The same leak, where a URL comes after the sources that used up the run's input."""
+    from digest.ingest import IngestLimits
+
+    port = server.url.rsplit(":", 1)[1]
+    url = f"http://bob:PASSW0RDXYZ@127.0.0.1:{port}/feed"
+    limits = IngestLimits(max_input_bytes=(FIXTURES / "papers.tsv").stat().st_size)
+    with fetcher(fake_time, tmp_path) as client:
+        result = load_sources([str(FIXTURES / "papers.tsv"), url], fetcher=client, limits=limits)
+    (error,) = result.errors
+    assert "used up the run's" in str(error) and "PASSW0RDXYZ" not in str(error)
+    assert error.source == f"http://127.0.0.1:{port}/feed" and server.requests == []

@@ -60,6 +60,39 @@ def test_arxiv_api_atom_results():
     assert "N=2 supersymmetry" in branes.abstract and "g_s → 0" in branes.abstract
 
 
+def _api_page(tmp_path: Path, total: int, start: int = 0) -> Path:
+    text = (FIXTURES / "arxiv_api.atom").read_text(encoding="utf-8")
+    text = text.replace("<opensearch:totalResults>2<", f"<opensearch:totalResults>{total}<")
+    text = text.replace("<opensearch:startIndex>0<", f"<opensearch:startIndex>{start}<")
+    path = tmp_path / "page.atom"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_an_arxiv_api_answer_that_is_one_page_of_more_results_says_so(tmp_path):
+    """An answer whose opensearch:totalResults was 48213 with 2 entries gave 2 records and no
+    word: arXiv's default max_results is 10, so a typical query URL quietly gave 10 papers
+    (a probe, stop 32). No further page is fetched."""
+    from tests.opsrun import cli
+
+    path = _api_page(tmp_path, 48213)
+    result = load_sources([str(path)])
+    assert len(result.records) == 2
+    (warning,) = result.warnings
+    assert "the query matched 48,213 papers and this answer holds 2" in warning
+    assert "max_results" in warning and "start" in warning
+    report = tmp_path / "r.json"
+    run = cli("summarize", str(path), "--backend", "offline", "--report", str(report))
+    assert run.returncode == 0 and "matched 48,213 papers" in run.stderr
+    assert any("matched 48,213" in w for w in json.loads(report.read_text())["warnings"])
+
+
+def test_a_later_page_and_a_whole_answer_are_told_apart(tmp_path):
+    (warning,) = load_sources([str(_api_page(tmp_path, 48213, start=10))]).warnings
+    assert "holds 2 (results 11 to 12)" in warning
+    assert load_sources([str(_api_page(tmp_path, 2))]).warnings == []
+
+
 def test_arxiv_listing_rss_strips_the_announce_prefix():
     lantern, pocket = load("arxiv_listing.rss").records
     assert lantern.abstract.startswith("Long-context language models")

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError, RecordsCut, SourceError
 from ..models import Record
-from ..redaction import url_for_logs
+from ..redaction import source_for_logs
 from .arxiv_listing import parse_arxiv_listing
 from .base import Parsed, capped
 from .csvfmt import parse_csv
@@ -143,8 +144,8 @@ def _try_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _La
     except SourceError as error:
         return [error]
     except Exception as exc:  # a parser bug must not cost the other sources
-        logger.debug("%s: unexpected error", name, exc_info=True)
-        unexpected = SourceError(url_for_logs(name) if is_url(name) else name,
+        logger.debug("%s: unexpected error", source_for_logs(name), exc_info=True)
+        unexpected = SourceError(source_for_logs(name),
                                  f"could not be read: unexpected {type(exc).__name__} "
                                  f"({str(exc)[:200]})",
                                  fix="please report this, with the file, as a digest bug")
@@ -156,10 +157,9 @@ def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _L
               run: _Run) -> list[SourceError]:
     raw = read(name, stdin=stdin, fetcher=fetcher.get, max_bytes=_bytes_left(name, run))
     run.bytes_read += len(raw.data)
-    warnings = [raw.warning] if raw.warning else []
     with record_cap(run.limits.max_records_per_source):
-        parsed, note = _parse_raw(raw, fmt)
-    warnings += [note] if note else []
+        raw, parsed, note = _read_listing(raw, name, fmt, fetcher)
+    warnings = [w for w in (raw.warning, note) if w]
     for warning in warnings + parsed.warnings:
         logger.warning("%s", warning)
     cuts = _cut(parsed, raw.name, run)
@@ -168,6 +168,22 @@ def _load_one(name: str, fmt: str | None, stdin: StdinReader | None, fetcher: _L
     run.result.warnings.extend(warnings + parsed.warnings)
     run.result.sources_read += 1
     return cuts
+
+
+def _read_listing(raw: Raw, name: str, fmt: str | None, fetcher: _LazyFetcher
+                  ) -> tuple[Raw, Parsed, str | None]:
+    """``raw`` parsed. A URL's new answer replaces its cached copy only once read as a
+    listing; one that is none gives way to the copy cached before it, if any."""
+    try:
+        parsed, note = _parse_raw(raw, fmt)
+    except SourceError as error:
+        earlier = fetcher.get().fallback(name, error.problem) if is_url(name) else None
+        if earlier is None:
+            raise
+        raw = Raw(raw.name, earlier.data, earlier.content_type, earlier.warning)
+        return (raw, *_parse_raw(raw, fmt))
+    kept = fetcher.get().confirm(name) if is_url(name) else None
+    return Raw(raw.name, raw.data, raw.content_type, raw.warning or kept), parsed, note
 
 
 def _parse_raw(raw: Raw, fmt: str | None) -> tuple[Parsed, str | None]:
@@ -183,8 +199,8 @@ def _bytes_left(name: str, run: _Run) -> int:
     """The most this source may be: the per-source cap, or what the run has left."""
     left = run.limits.max_input_bytes - run.bytes_read
     if left <= 0:
-        raise SourceError(name, f"not read: the sources before it used up the run's "
-                          f"{amount(run.limits.max_input_bytes)} of input",
+        raise SourceError(source_for_logs(name), "not read: the sources before it used up the "
+                          f"run's {amount(run.limits.max_input_bytes)} of input",
                           fix=f"raise {SETTING['max_input_bytes']} in the config, or read "
                               "fewer sources per run")
     return min(run.limits.max_source_bytes, left)
@@ -271,21 +287,25 @@ def _charset(content_type: str | None) -> str | None:
 
 
 class _LazyFetcher:
-    """Makes the default Fetcher only when a URL is met, and closes only what it made."""
+    """Makes the default Fetcher only when a URL is met, and closes only what it made; the
+    fetcher in use holds its new answers until they are read (``Fetcher.holding_answers``)."""
 
     def __init__(self, given: Fetcher | None, limits: IngestLimits) -> None:
         self.given = given
         self.limits = limits
         self.made: Fetcher | None = None
+        self.held: Fetcher | None = None  # the one in use, holding its new answers
+        self.holding = ExitStack()
 
     def get(self) -> Fetcher:
-        if self.given is not None:
-            return self.given
-        if self.made is None:
-            self.made = Fetcher(deadline_s=self.limits.fetch_deadline_s,
-                                max_bytes=self.limits.max_source_bytes)
-        return self.made
+        if self.held is None:
+            self.held = self.given or Fetcher(deadline_s=self.limits.fetch_deadline_s,
+                                              max_bytes=self.limits.max_source_bytes)
+            self.made = self.held if self.given is None else None
+            self.holding.enter_context(self.held.holding_answers())
+        return self.held
 
     def close(self) -> None:
+        self.holding.close()
         if self.made is not None:
             self.made.close()

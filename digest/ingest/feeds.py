@@ -5,7 +5,9 @@ arXiv's feeds put the id in odd places, all handled here: the entry id
 description's prefix ("arXiv:2411.00001v1 Announce Type: new Abstract: ..."), and
 the old RSS title suffix ("Title. (arXiv:2101.00001v1 [cs.AI])"). HTML in a
 summary is reduced to its text. A feed with XML errors keeps the entries
-feedparser could read, with a warning; one with no entries at all is an error.
+feedparser could read, with a warning; one with no entries at all is an error. An arXiv API
+answer is one page of its query's results (``max_results``, 10 by default): when the query
+matched more (``opensearch:totalResults``), a warning says so; no other page is fetched.
 """
 
 from __future__ import annotations
@@ -62,7 +64,25 @@ def parse_feed(text: str, source: str) -> Parsed:
         parsed.warnings.append(describe(source, f"XML error ({problem[0]}); kept the "
                                         f"{len(parsed.records)} entries read before it",
                                         line=problem[1], fix="download the feed again"))
+    parsed.warnings += _one_page_of_more(feed.feed, len(feed.entries), source)
     return parsed
+
+
+def _one_page_of_more(head: Mapping[str, Any], held: int, source: str) -> list[str]:
+    """A warning when an arXiv API answer holds fewer entries than its query matched."""
+    total = _count(head.get("opensearch_totalresults"))
+    if total is None or total <= held:
+        return []
+    start = _count(head.get("opensearch_startindex")) or 0
+    page = f" (results {start + 1:,} to {start + held:,})" if start else ""
+    return [describe(source, f"the query matched {total:,} papers and this answer holds "
+                     f"{held:,}{page}", fix="raise max_results in the query URL, or read the "
+                     "rest page by page with start=; arXiv's API gives at most 2,000 a request")]
+
+
+def _count(value: object) -> int | None:
+    text = str(value or "").strip()
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 def _xml_problem(feed: Mapping[str, Any]) -> tuple[str, int | None] | None:

@@ -5,8 +5,10 @@ Retry-After in full; one that ends past the URL's deadline fails at once); a Use
 that says who we are; arXiv's etiquette of one request every 3 seconds; and an on-disk
 cache with conditional GET, so a weekly job asks the server "changed since?" instead of
 downloading again. When the server cannot be reached, a cached copy is used with a
-warning. A web page answered with 200 (a maintenance or login page: never a listing) is
-not cached, so it cannot replace the good copy a later outage falls back to. The clock
+warning. Within ``holding_answers`` (ingest's mode) a 200 replaces the cached copy only once
+``confirm`` says it was read as a listing: an empty body, an error in JSON, a notice or a
+maintenance page answered with 200 cannot replace the good copy a later outage falls back to,
+and ``fallback`` gives that copy to the run that got it. A web page is never cached. The clock
 and sleep are parameters, so tests run without waiting.
 
 Each URL has an overall deadline (``deadline_s``) on top of the per-read timeout: a
@@ -30,6 +32,7 @@ import re
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +42,7 @@ from ..errors import SourceError, SourceUnavailable
 from ..home import digest_home
 from ..redaction import url_for_logs
 from ..retry_after import parse_retry_after
-from ..textsafety import ellipsize
+from ..textsafety import ellipsize, untrusted_preview
 from .base import MAX_SOURCE_BYTES, describe
 from .detect import looks_like_html_page
 from .http_cache import Entry, HttpCache
@@ -113,10 +116,15 @@ class _OtherScheme(Exception):
     """A redirect to a URL that is not http(s) (file:, ftp:, ...): never followed or retried."""
 
 
+class _BadLocation(Exception):
+    """A redirect to a Location that is no URL: the server's answer is wrong, for good (httpx
+    would report it as a RemoteProtocolError, which is retried)."""
+
+
 def _check_redirect(response: httpx.Response) -> None:
     """Policy: http(s) redirects are followed, at most ``MAX_REDIRECTS``, to any host (feeds
-    move; ``curl -L`` does the same), never to another scheme; a move to another host is
-    logged, naming both."""
+    move; ``curl -L`` does the same), never to another scheme nor to a malformed URL; a move
+    to another host is logged, naming both."""
     import httpx
 
     location = response.headers.get("location")
@@ -125,13 +133,26 @@ def _check_redirect(response: httpx.Response) -> None:
     here = response.request.url
     try:
         there = here.join(location)
-    except httpx.InvalidURL:  # httpx reports the bad Location itself
-        return
+    except httpx.InvalidURL:
+        raise _BadLocation(ellipsize(url_for_logs(location.strip()), 200)) from None
     if there.scheme not in ("http", "https"):
         raise _OtherScheme(ellipsize(url_for_logs(location.strip()), 200))
     if there.host != here.host:
         logger.info("%s: redirected from %s to another host, %s", url_for_logs(str(here)),
                     here.host, there.host)
+
+
+def _check_url(url: str, shown: str) -> None:
+    """A URL httpx cannot read is the user's to fix (httpx's reason may quote a piece of a
+    password, so it is not shown)."""
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL:
+        raise SourceError(shown, "not a valid URL (httpx cannot read it)",
+                          fix="check the URL; in a user name or password write / as %2F, "
+                              "? as %3F, # as %23 and @ as %40") from None
 
 
 class Fetcher:
@@ -159,6 +180,7 @@ class Fetcher:
         self.sleep = sleep
         self.timeout, self.deadline_s, self.max_bytes = timeout, deadline_s, max_bytes
         self.wall = clock  # the deadline counts the retries' sleeps too
+        self._held: dict[str, _Answer] | None = None  # new 200s not yet read as listings
 
     def __enter__(self) -> Fetcher:
         return self
@@ -169,9 +191,40 @@ class Fetcher:
     def close(self) -> None:
         self.client.close()
 
+    @contextmanager
+    def holding_answers(self) -> Iterator[None]:
+        """Within: a 200 is held, not cached, until ``confirm`` (or ``fallback``) says how
+        it read; one neither confirmed nor fallen back from is never cached."""
+        before, self._held = self._held, {}
+        try:
+            yield
+        finally:
+            self._held = before
+
+    def confirm(self, url: str) -> str | None:
+        """The held answer of ``url`` was read as a listing: it replaces the cached copy (the
+        warning when the cache cannot be written)."""
+        answer = self._held.pop(url, None) if self._held is not None else None
+        return self._cache_answer(url, answer).warning if answer else None
+
+    def fallback(self, url: str, problem: str) -> Fetched | None:
+        """The held answer of ``url`` is no listing (``problem``): the copy cached before it,
+        with a warning naming what the server sent; None when there is none."""
+        answer = self._held.pop(url, None) if self._held is not None else None
+        if answer is None or answer.cached is None:
+            return None
+        entry, body = answer.cached
+        sent = untrusted_preview(answer.body.decode("utf-8", "replace"), 80)
+        warning = describe(answer.shown, f"the server answered HTTP 200 with no listing "
+                           f"({problem}; it sent {repr(sent) if sent else 'nothing'}); used "
+                           f"the copy cached {_when(entry)}",
+                           fix="check the URL if this lasts")
+        return Fetched(body, entry.content_type, warning, from_cache=True)
+
     def fetch(self, url: str, *, max_bytes: int | None = None) -> Fetched:
         """The body of ``url``, at most ``max_bytes`` (default: the fetcher's own cap)."""
         shown = url_for_logs(url)
+        _check_url(url, shown)
         cached = self.cache.lookup(url)
         if cached and self.cache.is_fresh(cached[0]):
             logger.info("%s: fresh in the cache, not requested", shown)
@@ -184,8 +237,8 @@ class Fetcher:
             if cached is None:
                 raise SourceUnavailable(shown, f"could not fetch it: {exc}",
                                         fix="try again later") from None
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cached[0].stored_at))
-            warning = describe(shown, f"could not fetch it ({exc}); used the copy cached {when}",
+            warning = describe(shown, f"could not fetch it ({exc}); used the copy cached "
+                               f"{_when(cached[0])}",
                                fix="try again later for a fresh copy")
             return Fetched(cached[1], cached[0].content_type, warning, from_cache=True)
 
@@ -233,6 +286,9 @@ class Fetcher:
         except _OtherScheme as exc:
             raise SourceError(shown, f"the server redirected it to {exc}, and only http(s) is "
                               "followed", fix="check the URL") from None
+        except _BadLocation as exc:
+            raise SourceError(shown, f"the server redirected it to {exc}, which is not a valid "
+                              "URL", fix="check the URL") from None
         except httpx.TransportError as exc:
             if self.wall() >= limit.deadline:
                 raise _DeadlinePassed(f"{type(exc).__name__} at the {limit.seconds:g} s fetch "
@@ -258,11 +314,20 @@ class Fetcher:
             raise failed(shown, f"the server answered HTTP {status} "
                          f"{response.reason_phrase}".rstrip(),
                          fix="check the URL" if status < 500 else "try again later")
-        if looks_like_html_page(body[:4000].decode("utf-8", "replace")):
-            logger.info("%s: a web page, not cached (a cached listing stays)", shown)
-            return Fetched(body, response.headers.get("content-type"))
-        problem = self._keep(shown, lambda: self.cache.store(url, shown, response.headers, body))
-        return Fetched(body, response.headers.get("content-type"), problem)
+        answer = _Answer(shown, response.headers, body, cached)
+        if self._held is not None:
+            self._held[url] = answer
+            return Fetched(body, answer.headers.get("content-type"))
+        return self._cache_answer(url, answer)
+
+    def _cache_answer(self, url: str, answer: _Answer) -> Fetched:
+        content_type = answer.headers.get("content-type")
+        if looks_like_html_page(answer.body[:4000].decode("utf-8", "replace")):
+            logger.info("%s: a web page, not cached (a cached listing stays)", answer.shown)
+            return Fetched(answer.body, content_type)
+        problem = self._keep(answer.shown, lambda: self.cache.store(url, answer.shown,
+                                                                    answer.headers, answer.body))
+        return Fetched(answer.body, content_type, problem)
 
     def _keep(self, shown: str, write: Callable[[], None]) -> str | None:
         """Write to the cache; a cache that cannot be written (a full or read-only
@@ -282,6 +347,20 @@ class Fetcher:
         if retry_after is not None:
             return max(retry_after, 0.0)
         return min(self.backoff_s * 2 ** attempt, self.max_wait_s)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A 200 as it came, and the copy cached before it."""
+
+    shown: str
+    headers: Mapping[str, str]
+    body: bytes
+    cached: tuple[Entry, bytes] | None
+
+
+def _when(entry: Entry) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.stored_at))
 
 
 @dataclass(frozen=True)
