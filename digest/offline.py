@@ -222,8 +222,7 @@ def _gist_gains(row: _Sentence, needle: str | None, in_this: bool, title_terms: 
     ``needle`` is the title's name squashed (None: no name, or none in the abstract);
     ``in_this``: whether the abstract may say "in this"."""
     clean = row.clean
-    same = clean == row.text  # then what the sentence table found in the text holds
-    contribution = row.contribution if same else contributes(clean)
+    contribution = row.clean_contribution
     rest = 0.0
     if in_this and may_contain(clean, ("in this ",)) and _IN_THIS_PAPER.search(clean):
         rest += 1.0
@@ -234,7 +233,7 @@ def _gist_gains(row: _Sentence, needle: str | None, in_this: bool, title_terms: 
             rest += 1.5
     share = 0.0
     if title_terms:
-        terms = row.terms if same else _tokens(clean)
+        terms = row.terms if clean == row.text else _tokens(clean)  # the table's, if they hold
         share = 1.5 * len(title_terms.intersection(terms)) / len(title_terms)
     return ((3.0 if contribution else 1.5) + rest) + share, contribution, rest, share
 
@@ -436,20 +435,22 @@ _CONNECTIVE = re.compile(
     r"|^[^,.;]{1,60}, (?:however|though|therefore|thus|instead|in turn|in contrast),", re.I)
 
 
-@dataclass(frozen=True, slots=True)
-class _Sentence:
+class _Sentence(NamedTuple):
     """One sentence of an abstract, with what every gist asks of it. What only a theme
     summary asks (its role, results, pointing back, eligibility) is worked out when asked: a
     summary asks it of the few hundred sentences its selection looks at, of a theme's
-    thousands."""
+    thousands. A named tuple: as immutable as a frozen dataclass, made in a third of the time
+    (~0.2 s of the 50k run's 300k sentences; issue 15)."""
 
-    index: int  # among all the abstract's sentences
+    position: int  # among all the abstract's sentences
     clean: str  # markup stripped: what a gist is scored on
     text: str  # rewritten to stand alone: what a gist or summary shows
     has_word: bool
     terms: tuple[str, ...]  # the distinct terms of ``text``, in first-seen order
     tallies: tuple[int, ...]  # how often ``text`` has each of them
-    contribution: bool  # states the paper's contribution ("we propose …")
+    # ``clean`` states the paper's contribution ("we propose …"): what the gist asks of every
+    # sentence; the rewritten text's is asked only of the summary's candidates (:attr:`role`).
+    clean_contribution: bool
 
     @property
     def counts(self) -> tuple[tuple[str, int], ...]:
@@ -458,8 +459,13 @@ class _Sentence:
         return tuple(zip(self.terms, self.tallies, strict=True))
 
     @property
+    def contribution(self) -> bool:
+        """Whether ``text`` states the paper's contribution."""
+        return self.clean_contribution if self.text == self.clean else contributes(self.text)
+
+    @property
     def role(self) -> int:
-        return _role(self.text, self.index, self.contribution)
+        return _role(self.text, self.position, self.contribution)
 
     @property
     def results(self) -> bool:
@@ -491,7 +497,7 @@ class _Candidate:
 
     @property
     def index(self) -> int:
-        return self.sentence.index
+        return self.sentence.position
 
 
 def _split_table(abstract: str) -> tuple[_Sentence, ...]:
@@ -554,7 +560,7 @@ def _sentence(index: int, clean: str) -> _Sentence:
     text = rewrite(clean)
     counts = _tally(_tokens(text))
     return _Sentence(index, clean, text, bool(HAS_WORD.search(clean)), tuple(counts),
-                     tuple(counts.values()), contributes(text))
+                     tuple(counts.values()), contributes(clean))
 
 
 def _tally(terms: list[str]) -> dict[str, int]:

@@ -500,3 +500,13 @@ def test_row_sums_add_each_row_in_order_as_sum_does(rows):
     values = np.array([v for row in rows for v in row], dtype=np.float64)
     starts = np.concatenate(([0], np.cumsum([len(row) for row in rows]))).astype(np.int64)
     assert offline._row_sums(values, starts).tolist() == [float(sum(row)) for row in rows]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXTS, min_size=1, max_size=4).map(". ".join))
+def test_a_rows_contributions_are_those_of_its_clean_and_its_rewritten_text(abstract):
+    """The table asks ``contributes`` of the clean sentence only; a row's rewritten text gets
+    its own answer when the summary asks (issue 15)."""
+    for row in offline._split_table(abstract):
+        assert row.clean_contribution == sentences.contributes(row.clean)
+        assert row.contribution == sentences.contributes(row.text)
