@@ -378,3 +378,22 @@ def test_the_arxiv_listing_and_the_fields_drop_affiliations_with_one_function():
     assert fields.without_affiliations is arxiv_listing.without_affiliations
     assert arxiv_listing.without_affiliations("A. One (MIT (CSAIL)), B. Two [1]") == (
         "A. One , B. Two ")
+
+
+ZH = [("大型语言模型在医学中的应用综述",
+       "本文综述了大型语言模型在医学领域的应用，包括临床决策支持、病历生成、医学问答和药物发现。我们分析了"
+       "现有方法的优点和局限，并讨论了数据隐私、幻觉和监管方面的挑战，最后提出了未来的研究方向。"),
+      ("大規模言語モデルの医療応用に関する調査",
+       "本稿では、大規模言語モデルの医療分野への応用を概観する。臨床意思決定支援、カルテ作成、医療質問応答、"
+       "創薬を取り上げ、既存手法の長所と限界を分析し、今後の研究課題を示す。")]
+
+
+def test_a_listing_of_papers_in_chinese_or_japanese_is_read():
+    """A JSON listing of two Chinese (or Japanese) papers with full abstracts was refused as
+    "no title followed by an abstract that reads like one": an abstract was prose only with
+    a dozen words between spaces, which these scripts do not write (a probe, stop 32)."""
+    for title, abstract in ZH:
+        text = json.dumps([{"title": title, "abstract": abstract, "date": "2026-11-17"}],
+                          ensure_ascii=False)
+        (record,) = parse_text(text, "zh.json")
+        assert record.title == title and record.abstract == abstract

@@ -28,7 +28,9 @@ _SALUTATION = re.compile(
     r"(?:best |kind |warm )?regards|greetings|sincerely|yours)(?:[\s,]+\w+){0,2}[\s,.!]*$"
     r"|sent from my\b|--)", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+$")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?$")
+_SENTENCE_END = re.compile(r"[.!?。！？][\"')\]」』]?$")
+# Letters of scripts written without spaces between words: CJK ideographs, kana, Thai, Lao.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
@@ -120,8 +122,11 @@ def _has_link_sign(lowered: str) -> bool:
 
 
 def reads_as_prose(abstract: str) -> bool:
-    """A sentence of five words or more, or a dozen words."""
+    """A sentence of five words or more, or a dozen words. Chinese and Japanese write no
+    spaces between words: there two of their characters count as a word."""
     words = len(abstract.split())
+    if words < 12 and not abstract.isascii():
+        words += len(_UNSPACED.findall(abstract)) // 2
     return words >= 12 or (words >= 5 and bool(_SENTENCE_END.search(abstract)))
 
 
