@@ -77,6 +77,10 @@ _ENV_ONLY = (
 )
 
 
+# Settings that are paths: a "~" in them is the home folder, as a shell would make it.
+PATH_SETTINGS = frozenset({"state", "out", "prompts", "templates"})
+
+
 def all_settings() -> tuple[Setting, ...]:
     """The table: every config file key (in the order of ``CONFIG_KEYS``), then the
     environment-only ones."""
@@ -146,6 +150,9 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, config_path: Path |
     for setting in all_settings():
         values[setting.name], origins[setting.name] = _resolve_one(
             setting, flags.get(setting.name), file, environ, config_path)
+        if setting.name in PATH_SETTINGS:
+            values[setting.name] = _home_expanded(setting.name, values[setting.name],
+                                                  origins[setting.name])
     _check_bounds(values, origins)
     _check_sections_fit(values["max_themes"], origins["max_themes"], file, config_path)
     return Settings(values, origins, file, config_path)
@@ -200,6 +207,20 @@ def _resolve_one(setting: Setting, flag: Any, file: Mapping[str, Any],
     if setting.in_file and setting.name in file:
         return file[setting.name], f"file {config_path}"
     return setting.default, "default" + (f": {setting.note}" if setting.note else "")
+
+
+def _home_expanded(name: str, value: Any, origin: str) -> Any:
+    """``~/x`` as the home folder's ``x``, wherever the path came from: a config file and a
+    systemd EnvironmentFile expand nothing, and a literal "~" folder in whichever folder a
+    run starts from would give cron and a mail hook two stores."""
+    if not isinstance(value, str | Path) or not str(value).startswith("~"):
+        return value
+    expanded = os.path.expanduser(str(value))
+    if expanded.startswith("~"):
+        raise ConfigError(f"{name} = {str(value)!r} ({origin}): its ~ names no home folder "
+                          "(HOME is not set, or no such user); give the full path",
+                          setting=name)
+    return type(value)(expanded)
 
 
 def _check_bounds(values: Mapping[str, Any], origins: Mapping[str, str]) -> None:

@@ -336,3 +336,25 @@ def test_config_shows_the_config_files_tables_too(tmp_path):
     assert shown["themes"] == {"value": [{"title": "Bees", "keywords": ["bee"]}],
                                "from": f"file {path}"}
     assert shown["limits.max_records_per_source"]["value"] == 3
+
+
+@pytest.mark.parametrize("where", ["file", "env", "flag"])
+def test_a_home_folder_tilde_in_a_path_setting_is_expanded(tmp_path, monkeypatch, where):
+    """``state = "~/digest/state.sqlite"`` (as the starter config suggests) made a folder named
+    "~" in the folder the run started from, so cron and a mail hook started elsewhere used two
+    stores; DIGEST_STATE from a systemd EnvironmentFile, which expands nothing, the same (a
+    probe, stop 32)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    values = {"state": "~/d/state.sqlite", "out": "~/news", "templates": "~/tpl",
+              "prompts": "~/prompts"}
+    config, environ, flags = tmp_path / "c.toml", {}, {}
+    if where == "file":
+        config.write_text("".join(f'{k} = "{v}"\n' for k, v in values.items()))
+    elif where == "env":
+        environ = {"DIGEST_STATE": values["state"]}
+        values = {"state": values["state"]}
+    else:
+        flags = values
+    settings = resolve_settings(flags, config if where == "file" else None, environ)
+    for name, value in values.items():
+        assert str(settings[name]) == str(tmp_path / "home" / value[2:]), name
