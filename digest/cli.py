@@ -13,6 +13,7 @@ import importlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import sys
 import time
@@ -25,7 +26,7 @@ import typer
 
 from . import __version__
 from .config import BOUNDS
-from .errors import EX_ERROR, ConfigDeferred, ConfigError, DigestError, OutputUnavailable
+from .errors import EX_ERROR, EX_USAGE, ConfigDeferred, ConfigError, DigestError, OutputUnavailable
 from .models import Stats
 from .report import RunReport, report_json, write_report
 from .settings import resolve_settings, setting_sources, starter_config
@@ -593,6 +594,7 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     """Turn DigestError into a message and exit code; write the report whatever happens."""
     started = time.monotonic()
     code = 0
+    _refuse_report_over_another_file(report_path)
     kept = _WarningsKept(run)
     logging.getLogger("digest").addHandler(kept)
     try:
@@ -638,6 +640,22 @@ def _flags_by_setting() -> dict[str, str]:
                for param in sub.params for opt in param.opts if opt.startswith("--")}
     flags = {option[2:].replace("-", "_"): option for option in options}
     return flags | _FLAG_ALIASES
+
+
+def _refuse_report_over_another_file(path: Path | None) -> None:
+    """``--report`` replaces an earlier run report, never another file: pointed at the state
+    store or an issue, it destroyed them. Said before the run starts (exit 2)."""
+    if path is None or str(path) == "-":
+        return
+    try:
+        with open(path, "rb") as existing:
+            head = existing.read(64)
+    except OSError:  # none yet, or not readable: writing it says what is wrong
+        return
+    if head.strip() and not re.match(rb'\s*\{\s*("week"|})', head):
+        _say(f"Error: --report {path}: it holds something else than a run report; nothing "
+             "was run: give the report a path of its own (such as report.json)")
+        raise typer.Exit(EX_USAGE)
 
 
 def _write_report(path: Path, run: RunReport, code: int) -> None:

@@ -320,3 +320,23 @@ def test_an_issue_shows_authors_without_affiliations_and_in_first_last_order(tmp
     assert "*(Zinaida A. Lykova)*" in issue
     assert "*(Chelsea Finn and Sergey Levine)*" in issue
     assert "*(A. Author and B. Author)*" in issue
+
+
+def test_the_run_report_never_replaces_a_file_that_is_not_a_run_report(tmp_path):
+    """``--report`` pointed at the state store or at an issue replaced it with the report,
+    exit 0 and no word: all history, sendings and the LLM cache gone, or the published issue
+    turned into JSON that index and feed still link to (a probe, stop 32)."""
+    out, state = tmp_path / "out", tmp_path / "out" / "s.sqlite"
+    base = ["newsletter", str(EXAMPLES), "--week", "2026-W47", "--backend", "offline",
+            "--out", str(out), "--state", str(state)]
+    first = runner.invoke(app, [*base, "--report", str(tmp_path / "r.json")])
+    assert first.exit_code == 0, first.output
+    kept = {path: path.read_bytes() for path in (state, out / "2026-W47.md")}
+    for target in kept:
+        result = runner.invoke(app, [*base, "--report", str(target)])
+        assert result.exit_code == 2, result.output
+        assert f"--report {target}: it holds something else than a run report" in result.output
+        assert {path: path.read_bytes() for path in kept} == kept
+    again = runner.invoke(app, [*base, "--report", str(tmp_path / "r.json")])  # a report: fine
+    assert again.exit_code == 0, again.output
+    assert json.loads((tmp_path / "r.json").read_text())["week"] == "2026-W47"
