@@ -21,17 +21,17 @@ def emitted_terms(words: np.ndarray, weak: np.ndarray) -> tuple[np.ndarray, np.n
     weak word), in its order: at each word its unigram (a strong word), then its bigram with
     the word before (both words, not both weak); and the position of each code's word."""
     current = words.astype(np.int64)
-    previous = np.zeros_like(current)
-    previous[1:] = current[:-1]
-    current_weak, previous_weak = weak[current], weak[previous]
-    is_word = current != 0
-    unigram = is_word & ~current_weak
-    bigram = is_word & (previous != 0) & ~(previous_weak & current_weak)
-    # Two slots a word, unigram first: masking the interleaved slots keeps tokenize's order.
-    codes = np.stack([current, previous << WORD_BITS | current], axis=1).ravel()
-    emitted = np.stack([unigram, bigram], axis=1).ravel()
-    positions = np.repeat(np.arange(len(current)), 2)
-    return codes[emitted], positions[emitted]
+    is_word, is_weak = current != 0, weak[current]
+    # Two slots a word, unigram first: the emitted slots in order keep tokenize's order.
+    emitted = np.zeros((len(current), 2), dtype=np.bool_)
+    emitted[:, 0] = is_word & ~is_weak
+    emitted[1:, 1] = is_word[1:] & is_word[:-1] & ~(is_weak[1:] & is_weak[:-1])
+    slots = np.flatnonzero(emitted)
+    positions = slots >> 1
+    codes = current[positions]  # only the codes emitted are made
+    bigrams = (slots & 1).astype(np.bool_)
+    codes[bigrams] |= current[positions[bigrams] - 1] << WORD_BITS
+    return codes, positions
 
 
 class FirstSight:
