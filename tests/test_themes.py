@@ -436,3 +436,20 @@ def test_a_describing_keyword_is_not_joined_into_a_fragment_of_a_longer_phrase()
     assert joined_modifiers(["multi-agent", "collaboration"], papers[:1]) == [
         "multi-agent collaboration"]  # twice in one paper's abstract
     assert joined_modifiers(["multi-agent", "web"], papers) == ["multi-agent", "web"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 0.5, 0.25, 1.0, 0.123456, -0.3]),
+                          st.lists(st.sampled_from("abc"), max_size=3),
+                          st.sampled_from(["p1", "p2", "p3", "p4", "p10"])),
+                max_size=25))
+def test_the_reading_order_is_the_sort_by_reading_key(entries):
+    """Sightings are counted only where closeness ties, yet the order is the full key's."""
+    from digest.themes._build import _reading_key, _reading_order
+    papers = [Paper(id=paper_id, title="t", abstract="a",
+                    sightings=tuple(Sighting(source, n) for n, source in enumerate(sources)))
+              for _, sources, paper_id in entries]
+    closeness = [value for value, _, _ in entries]
+    expected = [paper for paper, _ in sorted(zip(papers, closeness, strict=True),
+                                             key=lambda pair: _reading_key(*pair))]
+    assert _reading_order(papers, closeness) == expected

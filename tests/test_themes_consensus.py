@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score
 from sklearn.preprocessing import normalize
 
@@ -45,3 +48,16 @@ def test_the_same_seed_gives_the_same_labels():
     vectors = normalize(vectors + np.random.RandomState(5).randn(*vectors.shape))  # overlap
     first = consensus_labels(vectors, 4, runs=10, spread=2, seed=7, sample=1000)
     assert (first == consensus_labels(vectors, 4, runs=10, spread=2, seed=7, sample=1000)).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=40), st.integers(1, 8),
+       st.integers(1, 10))
+def test_distinct_rows_at_most_a_bound_is_the_bounded_count(values, at_most, first_rows):
+    """The first rows may settle it; the count is the same as over all rows, bounded."""
+    from digest.themes import _consensus
+    vectors = np.array([[v % 3, v // 3] for v in values], dtype=np.float64) / 7
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_consensus, "_FIRST_ROWS", first_rows)
+        bounded = _consensus.distinct_rows(vectors, at_most=at_most)
+    assert bounded == min(_consensus.distinct_rows(vectors), at_most)

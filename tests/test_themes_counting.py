@@ -131,3 +131,20 @@ def test_row_counts_are_the_counts_of_each_row_and_column(entries, in_order):
     assert counts.tolist() == [count for _, count in tally]
     assert sizes.tolist() == [sum(1 for (row, _), _ in tally if row == r) for r in range(7)]
     assert (flat.dtype, counts.dtype, sizes.dtype) == (np.intc, np.intc, np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 40), st.integers(0, 2**40 - 1),
+                          st.integers(-2**63, 2**63 - 1)), max_size=80))
+def test_distinct_codes_are_numpys_unique(codes):
+    """Packed with their places and sorted, or by np.unique itself for codes too large."""
+    from digest.themes._term_codes import _distinct
+    codes = np.array(codes, dtype=np.int64)
+    expected = np.unique(codes, return_index=True, return_inverse=True)
+    for ours, theirs in zip(_distinct(codes), expected, strict=True):
+        assert ours.tolist() == theirs.ravel().tolist()
+
+
+def test_every_word_number_fits_in_a_bigrams_code():
+    from digest.themes._term_codes import WORD_BITS
+    assert _text.MAX_WORDS < 2**WORD_BITS  # a word is numbered 1 .. MAX_WORDS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -56,11 +57,7 @@ def _draft_theme(
 ) -> tuple[float, list[str], Theme]:
     """A theme plus what ordering and renaming need: its cohesion and all its ranked terms."""
     closeness = _closeness(vectors, members)
-    order = sorted(
-        range(len(members)),
-        key=lambda i: _reading_key(papers[int(members[i])], float(closeness[i])),
-    )
-    ordered = [papers[int(members[i])] for i in order]
+    ordered = _reading_order([papers[i] for i in members.tolist()], closeness.tolist())
     keywords = joined_modifiers(
         display_terms(pick_terms(terms, KEYWORDS_PER_THEME * 2), ordered), ordered)
     theme = Theme(
@@ -84,6 +81,16 @@ def _closeness(vectors: np.ndarray | None, members: np.ndarray) -> np.ndarray:
 
 def _reading_key(paper: Paper, closeness: float) -> tuple[float, int, str]:
     return (-float(closeness), -paper.times_seen, paper.id)
+
+
+def _reading_order(papers: list[Paper], closeness: list[float]) -> list[Paper]:
+    """The papers sorted by ``_reading_key``. Sightings (a set of sources a paper) are
+    counted only for papers whose closeness another shares: elsewhere closeness decides,
+    and counting them all was most of the sort at 45,000 papers."""
+    ties = {value for value, papers_at in Counter(closeness).items() if papers_at > 1}
+    keys = [(-value, -paper.times_seen if value in ties else 0, paper.id)
+            for paper, value in zip(papers, closeness, strict=True)]
+    return [papers[i] for i in sorted(range(len(papers)), key=keys.__getitem__)]
 
 
 def _other_theme(papers: Sequence[Paper]) -> Theme:

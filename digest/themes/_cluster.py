@@ -74,7 +74,8 @@ class TfidfThemes:
     def cluster_vectors(self, vectors: np.ndarray, max_themes: int, seed: int) -> np.ndarray:
         """k-means consensus at the most reproducible k near the size-based target, then tidied."""
         n = len(vectors)
-        candidates = self.candidate_ks(n, max_themes, distinct=distinct_rows(vectors))
+        candidates = self.candidate_ks(n, max_themes,
+                                       distinct=distinct_rows(vectors, at_most=max_themes))
         if not candidates:
             return np.zeros(n, dtype=int)
         k = self._choose_k(vectors, candidates, seed)
