@@ -188,8 +188,12 @@ def _verdicts(sides: list[Side], pairs: list[tuple[int, int]], clusters: Cluster
 
 
 def _side(group: list[int], records: list[Record], loose: list[str], words: WordSets) -> Side:
-    fullest = max(group, key=lambda i: (words.size(i), len(records[i].abstract)))
-    titles = tuple(dict.fromkeys(loose[i] for i in group if loose[i]))
+    titles: tuple[str, ...]
+    if len(group) == 1:  # most clusters
+        fullest, titles = group[0], (loose[group[0]],) if loose[group[0]] else ()
+    else:
+        fullest = max(group, key=lambda i: (words.size(i), len(records[i].abstract)))
+        titles = tuple(dict.fromkeys(loose[i] for i in group if loose[i]))
     return Side(key=group[0], record=fullest, titles=titles or ("",),
                 size=words.size(fullest), sets=words)
 
