@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.dedup import _shingles
 from digest.dedup._keys import Markers
 from digest.dedup._shingles import Packed, token_hash
 from digest.models import Record, Sighting
@@ -177,10 +178,50 @@ def test_records_with_one_abstract_get_one_row(abstracts):
     from digest.dedup._near import abstract_content
     records = [Record(title=f"T{n}", abstract=text, sighting=Sighting("s", n))
                for n, text in enumerate(abstracts)]
-    packed = _abstract_words(records)
+    words = _abstract_words(records)
     expected = [[] if known_notice(text) else abstract_content(abstract_words(text))
                 for text in abstracts]
-    assert _hash_rows(packed) == [token_hashes(row) for row in expected]
+    assert [sorted(words[i]) for i in range(len(records))] == [
+        token_hashes(row) for row in expected]
+    assert [words.size(i) for i in range(len(records))] == [len(set(row)) for row in expected]
+    assert len(words.packed) == len(set(abstracts))
+
+
+_texts = st.lists(st.one_of(
+    st.text(max_size=40),
+    st.lists(st.sampled_from(["The", "graph", "graphs", "of", "café", "x×y", "naïve–model",
+                              "\ud800", "Ⅻ", "ǅ", "ﬁne", "  ", "-", "_", "7B", "\xff", "ß"]),
+             max_size=12).map(" ".join)), max_size=12)
+
+
+def _plain_rows(texts: list[str]) -> list[list[int]]:
+    """The plain way: each text's content words one text at a time, hashed."""
+    from digest.dedup._keys import abstract_words
+    from digest.dedup._near import abstract_content
+    return [token_hashes(abstract_content(abstract_words(text))) for text in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts, st.sampled_from([1, 7, 64, 1 << 22]), st.sampled_from([0, 3, 1 << 18]))
+def test_texts_split_at_once_give_each_texts_content_words(texts, chunk, numbered):
+    """Texts joined and split a chunk at a time, each piece's words worked out once, give
+    the rows of splitting each text alone, at any chunk size and past the numbered bound
+    (non-ASCII, surrogates, ligatures, words glued by symbols, empty texts)."""
+    from digest.dedup import _content_words
+    from digest.dedup._keys import folded_abstract, split_pieces
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_shingles, "CHUNK_BYTES", chunk)
+        patch.setattr(_shingles, "NUMBERED", numbered)
+        packed = Packed.of_texts(map(folded_abstract, texts), split_pieces, _content_words)
+    assert _hash_rows(packed) == _plain_rows(texts)
+    assert [packed.size(i) for i in range(len(texts))] == [len(r) for r in _plain_rows(texts)]
+
+
+def test_the_separator_is_a_piece_no_text_holds():
+    from digest.dedup._keys import folded_abstract, split_pieces
+    assert split_pieces(_shingles.SEPARATOR) == [_shingles.SEPARATOR.strip()]
+    every = "".join(map(chr, range(0x20, 0x3000))) + "\ud800\udfff"
+    assert b"\xff" not in folded_abstract(every)
 
 
 _markers = st.builds(

@@ -237,7 +237,8 @@ def test_one_title_over_thousands_of_papers_is_compared_a_bounded_number_of_time
             CountingWordSets.looked_up += 1
             return super().__getitem__(record)
 
-    words = CountingWordSets(_abstract_words(records))
+    found = _abstract_words(records)
+    words = CountingWordSets(found.packed, found.rows)
     _join_exact(records, loose, Clusters(records, _markers(records, loose)), words)
     assert TITLE_HOLDERS < 600
     assert CountingWordSets.looked_up <= 2 * TITLE_HOLDERS * len(records)

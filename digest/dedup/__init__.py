@@ -35,7 +35,7 @@ from ._boilerplate import known_notice
 from ._clusters import Clusters, Link
 from ._explain import explain
 from ._groups import NearGroups
-from ._keys import Markers, abstract_words, loose_title, title_markers
+from ._keys import Markers, folded_abstract, loose_title, piece_words, split_pieces, title_markers
 from ._merge import distinct_id, known_names, merge, paper_id, published_names
 from ._near import (
     Evidences,
@@ -95,7 +95,7 @@ def deduplicate(records: Sequence[Record]) -> DedupResult:
     keys = [title_key(r.title) for r in records]
     loose = list(map(loose_title, (r.title for r in records), keys))
     clusters = Clusters(records, _markers(records, loose))
-    words = WordSets(_abstract_words(records))
+    words = _abstract_words(records)
     _join_exact(records, loose, clusters, words)
     _join_near(records, loose, clusters, words)
     result = _result(records, clusters, keys)
@@ -110,15 +110,17 @@ def _markers(records: list[Record], loose: list[str]) -> list[Markers]:
     return [seen.setdefault(m, m) for m in map(title_markers, (r.title for r in records), loose)]
 
 
-def _abstract_words(records: list[Record]) -> Packed:
+def _abstract_words(records: list[Record]) -> WordSets:
     """Hashed content words of each abstract; none for a known notice. Each distinct abstract
-    is read once (listings of one paper repeat it), its row given to every record with it."""
+    is read once (listings of one paper repeat it), its row shared by every record with it."""
     row_of: dict[str, int] = {}
     rows = [row_of.setdefault(r.abstract, len(row_of)) for r in records]
-    distinct = Packed.of_tokens(() if known_notice(abstract)
-                                else abstract_content(abstract_words(abstract))
-                                for abstract in row_of)
-    return distinct if len(row_of) == len(records) else distinct.subset(rows)
+    texts = (b"" if known_notice(abstract) else folded_abstract(abstract) for abstract in row_of)
+    return WordSets(Packed.of_texts(texts, split_pieces, _content_words), rows)
+
+
+def _content_words(piece: bytes) -> list[bytes]:
+    return abstract_content(piece_words(piece))
 
 
 def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
@@ -186,10 +188,14 @@ def _verdicts(sides: list[Side], pairs: list[tuple[int, int]], clusters: Cluster
 
 
 def _side(group: list[int], records: list[Record], loose: list[str], words: WordSets) -> Side:
-    fullest = max(group, key=lambda i: (words.packed.size(i), len(records[i].abstract)))
-    titles = tuple(dict.fromkeys(loose[i] for i in group if loose[i]))
+    titles: tuple[str, ...]
+    if len(group) == 1:  # most clusters
+        fullest, titles = group[0], (loose[group[0]],) if loose[group[0]] else ()
+    else:
+        fullest = max(group, key=lambda i: (words.size(i), len(records[i].abstract)))
+        titles = tuple(dict.fromkeys(loose[i] for i in group if loose[i]))
     return Side(key=group[0], record=fullest, titles=titles or ("",),
-                size=words.packed.size(fullest), sets=words)
+                size=words.size(fullest), sets=words)
 
 
 def _result(records: list[Record], clusters: Clusters, keys: list[str]) -> DedupResult:

@@ -107,22 +107,31 @@ def blemishes(title: str) -> int:
 def abstract_words(abstract: str) -> list[bytes]:
     """The words of an abstract (runs of word characters), NFKC and casefolded, in order, as
     UTF-8: bytes split faster than text, and an abstract's words are only hashed."""
+    return [word for piece in split_pieces(folded_abstract(abstract))
+            for word in piece_words(piece)]
+
+
+def folded_abstract(abstract: str) -> bytes:
+    """An abstract NFKC and casefolded, as UTF-8: what ``split_pieces`` cuts."""
     if abstract.isascii():  # NFKC and casefold change nothing more than lower() there
-        return abstract.encode().translate(_ASCII_NON_WORD).split()
-    folded = unicodedata.normalize("NFKC", abstract).casefold()
-    pieces = folded.encode("utf-8", "surrogatepass").translate(_ASCII_NON_WORD).split()
-    if all(map(bytes.isascii, pieces)):
-        return pieces
-    # a piece with other letters may hold characters no word has ("–", "×"): the pattern
-    # splits those few pieces
-    words = []
-    for piece in pieces:
-        if piece.isascii():
-            words.append(piece)
-        else:
-            words += (word.encode("utf-8", "surrogatepass")
-                      for word in _WORD.findall(piece.decode("utf-8", "surrogatepass")))
-    return words
+        return abstract.encode()
+    return unicodedata.normalize("NFKC", abstract).casefold().encode("utf-8", "surrogatepass")
+
+
+def split_pieces(text: bytes) -> list[bytes]:
+    """Runs of bytes between ASCII non-word characters, ASCII letters in lower case: each an
+    ASCII word, or a piece whose words ``piece_words`` finds. Bytes of 128 and over are kept
+    as they are (one C pass over the bytes, no regex scan)."""
+    return text.translate(_ASCII_NON_WORD).split()
+
+
+def piece_words(piece: bytes) -> list[bytes]:
+    """The words of one piece: itself when ASCII; else a piece with other letters may hold
+    characters no word has ("–", "×"), and the pattern splits it."""
+    if piece.isascii():
+        return [piece]
+    return [word.encode("utf-8", "surrogatepass")
+            for word in _WORD.findall(piece.decode("utf-8", "surrogatepass"))]
 
 
 @dataclass(frozen=True)

@@ -121,22 +121,48 @@ class once(Generic[_T]):  # lower case: used as a decorator, like cached_propert
 
 
 class WordSets:
-    """Abstract words as Python sets for the records being compared, the most recent
-    ``LIMIT`` of them: sets of every record would cost gigabytes at 100k records."""
+    """Each record's abstract words: the rows of the distinct abstracts (``packed``) and each
+    record's row (records with one abstract share it). As Python sets for the records being
+    compared, the most recent ``LIMIT`` rows: sets of every record would cost gigabytes at
+    100k records."""
 
     LIMIT = 4_096
 
-    def __init__(self, words: Packed):
+    def __init__(self, words: Packed, rows: Sequence[int] | None = None):
+        import numpy as np
         self.packed = words
+        self.rows = np.arange(len(words)) if rows is None else np.asarray(rows, dtype=np.int64)
+        self._row_of: list[int] = self.rows.tolist()
+        self._sizes: list[int] = np.diff(words.offsets).tolist()
         self._sets: OrderedDict[int, frozenset[int]] = OrderedDict()
 
     def __getitem__(self, record: int) -> frozenset[int]:
-        found = self._sets.get(record)
+        row = self._row_of[record]
+        found = self._sets.get(row)
         if found is None:
-            found = self._sets[record] = frozenset(self.packed.row(record).tolist())
+            found = self._sets[row] = frozenset(self.packed.row(row).tolist())
             if len(self._sets) > self.LIMIT:
                 self._sets.popitem(last=False)
         return found
+
+    def size(self, record: int) -> int:
+        """How many distinct content words the record's abstract has."""
+        return self._sizes[self._row_of[record]]
+
+    def signatures(self, records: Sequence[int]) -> np.ndarray:
+        """The MinHash signatures of the records' abstracts, each distinct abstract's once."""
+        import numpy as np
+        rows = self.rows[np.asarray(records, dtype=np.int64)]
+        needed, where = np.unique(rows, return_inverse=True)
+        every = len(needed) == len(self.packed)
+        return signatures(self.packed if every else self.packed.subset(needed))[where]
+
+    def shared_counts(self, first: Sequence[int], second: Sequence[int]) -> np.ndarray:
+        """How many words the abstracts of records ``first[k]`` and ``second[k]`` share."""
+        import numpy as np
+        rows = self.rows
+        return self.packed.shared_counts(rows[np.asarray(first, dtype=np.int64)],
+                                         rows[np.asarray(second, dtype=np.int64)])
 
 
 @dataclass(frozen=True)
@@ -194,11 +220,11 @@ def candidate_pairs(sides: Sequence[Side]) -> list[tuple[int, int]]:
     if len(sides) < 2:
         return []
     with_abstract = [i for i, side in enumerate(sides) if side.has_abstract]
-    rows = sides[0].sets.packed.subset([sides[i].record for i in with_abstract])
+    abstracts = sides[0].sets.signatures([sides[i].record for i in with_abstract])
     entries = [(i, title) for i, side in enumerate(sides) for title in side.titles]
     titles = Packed.of_trigrams([_trigram_text(title) for _, title in entries])
     codes = distinct_sorted(np.concatenate([
-        _pair_codes(with_abstract, signatures(rows), ABSTRACT_LEAST, len(sides)),
+        _pair_codes(with_abstract, abstracts, ABSTRACT_LEAST, len(sides)),
         _pair_codes([i for i, _ in entries], signatures(titles), TITLE_LEAST, len(sides))]))
     pairs = list(zip((codes // len(sides)).tolist(), (codes % len(sides)).tolist(), strict=True))
     logger.debug("near-dup: %d candidate pairs among %d clusters", len(pairs), len(sides))
@@ -346,9 +372,8 @@ class Evidences:
         import numpy as np
         if not pairs or not self.sides:
             return np.zeros(len(pairs), dtype=np.int64)
-        packed = self.sides[0].sets.packed
-        shared = packed.shared_counts([self.sides[i].record for i, _ in pairs],
-                                      [self.sides[j].record for _, j in pairs])
+        shared = self.sides[0].sets.shared_counts([self.sides[i].record for i, _ in pairs],
+                                                  [self.sides[j].record for _, j in pairs])
         self._shared = dict(zip(pairs, shared.tolist(), strict=True))
         return shared
 

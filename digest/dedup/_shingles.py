@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,6 +27,9 @@ PAIRS_AT_ONCE = 1 << 15  # pairs per sparse product: ~100 words a row, ~40 MB of
 COMPARED_AT_ONCE = 1 << 13  # signature pairs compared per numpy step: 8k x 128 x 4 bytes
 TRIGRAM_CODES = 1 << 22  # trigrams of an alphabet of up to 161 characters made numbers
 CHUNK_TOKENS = 1 << 13  # tokens hashed per numpy step: 8k x 128 x 8 bytes = 8 MB a temporary
+CHUNK_BYTES = 1 << 20  # text split at once: ~150k pieces, ~8 MB of them as bytes
+# Between two texts split at once: a piece no UTF-8 text holds (no character encodes to 0xff)
+SEPARATOR = b" \xff "
 
 class _TokenHashes(dict[str | bytes, int]):
     """Each token's 64-bit hash (blake2b: the same in every process), computed once. A plain
@@ -43,12 +46,25 @@ class _TokenHashes(dict[str | bytes, int]):
 _HASHES = _TokenHashes()
 
 
-class _FirstSeen(dict[str | bytes, int]):
-    """Each token's number, in the order tokens are first asked for (through ``map``)."""
+_Token = TypeVar("_Token", str, bytes, str | bytes)
 
-    def __missing__(self, token: str | bytes) -> int:
+
+class _FirstSeen(dict[_Token, int]):
+    """Each token's number, in the order tokens are first asked for (through ``map``); the
+    tokens not seen before are kept in ``fresh`` until taken."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fresh: list[_Token] = []
+
+    def __missing__(self, token: _Token) -> int:
         number = self[token] = len(self)
+        self.fresh.append(token)
         return number
+
+    def take_fresh(self) -> list[_Token]:
+        fresh, self.fresh = self.fresh, []
+        return fresh
 
 # Distinct tokens numbered through a dict of their strings, and hashes kept between calls:
 # ~30 MB each at most. The 50k benchmark's abstracts have 16,500 distinct words; made-up text
@@ -91,7 +107,7 @@ class Packed:
         grows with the input; the rows are the same."""
         import numpy as np
 
-        numbering = _FirstSeen()
+        numbering: _FirstSeen[str | bytes] = _FirstSeen()
         numbers, ends = array("i"), array("q", [0])
         rows = iter(rows)
         for row in rows:
@@ -106,6 +122,45 @@ class Packed:
         table = _hashes_of(numbering, len(numbering))
         return cls.of_numbers(np.frombuffer(numbers, dtype=np.int32),
                               np.frombuffer(ends, dtype=np.int64), table)
+
+    @classmethod
+    def of_texts(cls, texts: Iterable[bytes], split: Callable[[bytes], list[bytes]],
+                 words_of: Callable[[bytes], list[bytes]]) -> Packed:
+        """Each text's distinct words: ``split`` cuts a text into pieces (and keeps
+        ``SEPARATOR`` a piece of its own), ``words_of`` gives a piece's words (none for a stop
+        word). Texts are split about CHUNK_BYTES at a time, joined by ``SEPARATOR``, and each
+        piece numbered through a dict in the order the split made them (one look-up a piece,
+        the pieces still near in memory); each distinct piece's words are worked out once,
+        and rows made distinct in numpy. Past ``NUMBERED`` distinct pieces the rest of the
+        texts are packed as ``of_tokens`` packs them; the rows are the same."""
+        import numpy as np
+
+        pieces: _FirstSeen[bytes] = _FirstSeen()
+        words: _FirstSeen[bytes] = _FirstSeen()
+        pieces[SEPARATOR.strip()]  # number 0
+        pieces.take_fresh()
+        piece_words = _PieceWords()
+        numbers: list[np.ndarray] = []
+        sizes: list[np.ndarray] = []
+        texts = iter(texts)
+        for chunk in _chunks(texts, CHUNK_BYTES):
+            flat = np.fromiter(map(pieces.__getitem__, split(SEPARATOR.join(chunk))),
+                               dtype=np.int32)
+            piece_words.add([[words[word] for word in words_of(piece)]
+                             for piece in pieces.take_fresh()])
+            row_numbers, row_sizes = piece_words.rows(flat, len(chunk), len(words))
+            numbers.append(row_numbers)
+            sizes.append(row_sizes)
+            if len(pieces) > NUMBERED:
+                table = _hashes_of(words, len(words))
+                del pieces, words
+                ends = array("q", np.cumsum(np.concatenate([[0], *sizes])).tolist())
+                rest = ([w for piece in split(text) for w in words_of(piece)] for text in texts)
+                return cls._of_hashes(table[np.concatenate(numbers)], ends, rest,
+                                      rows_distinct=len(distinct_sorted(table)) == len(table))
+        offsets = np.cumsum(np.concatenate([[0], *sizes]), dtype=np.int64)
+        return cls.of_numbers(np.concatenate([np.zeros(0, dtype=np.int32), *numbers]), offsets,
+                              _hashes_of(words, len(words)))
 
     @classmethod
     def _of_hashes(cls, hashed: np.ndarray, ends: array[int], rows: Iterator[Iterable[str | bytes]],
@@ -180,7 +235,7 @@ class Packed:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def subset(self, indices: Sequence[int]) -> Packed:
+    def subset(self, indices: Sequence[int] | np.ndarray) -> Packed:
         """The rows at ``indices``, in that order."""
         import numpy as np
         chosen = np.asarray(indices, dtype=np.int64)
@@ -200,20 +255,76 @@ class Packed:
     def size(self, index: int) -> int:
         return int(self.offsets[index + 1] - self.offsets[index])
 
-    def shared_counts(self, first: Sequence[int], second: Sequence[int]) -> np.ndarray:
+    def shared_counts(self, first: Sequence[int] | np.ndarray,
+                      second: Sequence[int] | np.ndarray) -> np.ndarray:
         """How many hashes rows ``first[k]`` and ``second[k]`` have in common, for every k:
         sparse row products in numpy (one Python set intersection a pair was most of dedup
-        at 50k records)."""
+        at 50k records). A row holds a number once, so the product of two rows has an entry
+        for each number they share: its length is the count (one byte a value, no sum)."""
         import numpy as np
         from scipy import sparse
 
-        rows = sparse.csr_matrix((np.ones(len(self.numbers), dtype=np.int32), self.numbers,
+        rows = sparse.csr_matrix((np.ones(len(self.numbers), dtype=np.int8), self.numbers,
                                   self.offsets), shape=(len(self), len(self.table)))
         left, right = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
         return np.concatenate([np.zeros(0, dtype=np.int64)] + [
-            np.asarray(rows[left[k:k + PAIRS_AT_ONCE]].multiply(rows[right[k:k + PAIRS_AT_ONCE]])
-                       .sum(axis=1)).ravel().astype(np.int64)
+            np.diff(rows[left[k:k + PAIRS_AT_ONCE]].multiply(rows[right[k:k + PAIRS_AT_ONCE]])
+                    .indptr).astype(np.int64)
             for k in range(0, len(left), PAIRS_AT_ONCE)])
+
+
+class _PieceWords:
+    """The word numbers of each numbered piece (none for the separator, number 0)."""
+
+    def __init__(self) -> None:
+        self.starts = array("q", [0, 0])  # piece n's words: self.words[starts[n]:starts[n + 1]]
+        self.words = array("i")
+        self.only = array("i", [-1])  # piece n's one word, or -1
+        self.single = True  # no piece has more than one word: one look-up a piece
+
+    def add(self, pieces: list[list[int]]) -> None:
+        """The word numbers of the pieces numbered next, in order."""
+        for words in pieces:
+            self.words.extend(words)
+            self.starts.append(len(self.words))
+            self.only.append(words[0] if len(words) == 1 else -1)
+            self.single = self.single and len(words) <= 1
+
+    def rows(self, flat: np.ndarray, texts: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct word numbers (sorted) of each of ``texts`` texts whose pieces, separated
+        by piece 0, are ``flat``; and each text's number of them. ``width``: words numbered."""
+        import numpy as np
+        from scipy import sparse
+        text = np.cumsum(flat == 0)
+        if self.single:
+            word = np.frombuffer(self.only, dtype=np.int32)[flat]
+            has = word >= 0
+            word, text = word[has], text[has]
+        else:  # each piece's words, in order
+            starts = np.frombuffer(self.starts, dtype=np.int64)[flat]
+            counts = np.frombuffer(self.starts, dtype=np.int64)[flat + 1] - starts
+            at = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+            word = np.frombuffer(self.words, dtype=np.int32)[at]
+            text = np.repeat(text, counts)
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(text, minlength=texts))])
+        rows = sparse.csr_matrix((np.ones(len(word), dtype=np.int32), word, offsets),
+                                 shape=(texts, width))
+        rows.sum_duplicates()  # sorts each row and keeps a word once
+        return rows.indices.astype(np.int32), np.diff(rows.indptr)
+
+
+def _chunks(texts: Iterator[bytes], size: int) -> Iterator[list[bytes]]:
+    """Consecutive texts of about ``size`` bytes in all (at least one text a chunk)."""
+    chunk: list[bytes] = []
+    filled = 0
+    for text in texts:
+        chunk.append(text)
+        filled += len(text)
+        if filled >= size:
+            yield chunk
+            chunk, filled = [], 0
+    if chunk:
+        yield chunk
 
 
 def _cut_trigrams(text: str) -> list[str]:
