@@ -43,7 +43,7 @@ from ._near import (
     Verdict,
     WordSets,
     abstract_content,
-    abstracts_differ,
+    abstracts_disagree,
     boilerplate_sides,
     candidate_pairs,
     confirm,
@@ -138,7 +138,8 @@ def _join_exact(records: list[Record], loose: list[str], clusters: Clusters,
             continue
         firsts = holders.setdefault(key, [])
         match = next((j for j in firsts if clusters.same(index, j) or (
-            clusters.can_join(index, j) and not abstracts_differ(words[index], words[j]))), None)
+            clusters.can_join(index, j) and not abstracts_disagree(words[index], words[j]))),
+                     None)
         if match is not None:
             clusters.join(index, match, "title")
         elif len(firsts) < TITLE_HOLDERS:

@@ -77,6 +77,8 @@ MIN_ABSTRACT_WORDS = 12       # fewer content words: boilerplate ("withdrawn"), 
 ABSTRACT_SAME = 0.8           # content-word Jaccard of one abstract, however re-titled
 ABSTRACT_IDENTICAL = 0.9      # ... and of one abstract under titles that differ
 TITLE_DIFFERENT = 0.5         # title ratio below this, without the same words: titles differ
+SAME_TITLE_ABSTRACT = 0.3     # the least Jaccard of two abstracts under the same title words
+SAME_TITLE_CONTAINED = 0.6    # ... or the least share of the shorter one the longer holds
 ABSTRACT_MATCH = 0.4          # the least Jaccard that a similar title can make up for ...
 TITLE_PLUS_ABSTRACT = 1.25    # ... when title ratio (0-1) + abstract Jaccard reach this
 SAME_WORD = 85                # rapidfuzz ratio for "the same word" (modeling / modelling)
@@ -356,6 +358,14 @@ class Evidence:
         shared, size_a, size_b = self._shared
         return _differ(shared, size_a, size_b)
 
+    @once
+    def abstracts_agree(self) -> bool:
+        """Abstracts that one paper's listings could give: much the same words, or one
+        holding most of the other's (a cut or revised copy). Two papers of one field under
+        the same title words share their field's words and no more ("A Survey on Vision
+        Transformers" / "Transformers in Vision: A Survey": Jaccard 0.18)."""
+        return _agree(*self._shared)
+
 
 class Evidences:
     """Evidence per pair of side indices. Passes over all candidate pairs ask with
@@ -411,6 +421,8 @@ def confirm(a: Side, b: Side, measured: Evidence | None = None) -> Verdict | Non
     abstract = measured.abstract
     evidence = f"title {title:.2f}, abstract {abstract:.2f}"
     if same_words:
+        if not measured.abstracts_agree:
+            return None
         return Verdict(title, f"same title words; {evidence}")
     if measured.titles_differ:
         similar = abstract >= ABSTRACT_IDENTICAL
@@ -425,6 +437,19 @@ def confirm(a: Side, b: Side, measured: Evidence | None = None) -> Verdict | Non
 def abstracts_differ(a: frozenset[int], b: frozenset[int]) -> bool:
     """Clearly different abstracts: two papers, even under one title ("Comment on X")."""
     return _differ(len(a & b), len(a), len(b))
+
+
+def abstracts_disagree(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Abstracts that are evidence and that one paper's listings would not give (see
+    ``Evidence.abstracts_agree``): two papers under one title."""
+    if len(a) < MIN_ABSTRACT_WORDS or len(b) < MIN_ABSTRACT_WORDS:
+        return False
+    return not _agree(len(a & b), len(a), len(b))
+
+
+def _agree(shared: int, size_a: int, size_b: int) -> bool:
+    return (shared / max(1, size_a + size_b - shared) >= SAME_TITLE_ABSTRACT
+            or shared / max(1, min(size_a, size_b)) >= SAME_TITLE_CONTAINED)
 
 
 def _differ(shared: int, size_a: int, size_b: int) -> bool:
