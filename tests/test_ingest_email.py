@@ -465,3 +465,12 @@ def test_an_archive_attachment_is_named_as_not_read(tmp_path):
     assert beside.records
     (warning,) = [w for w in beside.warnings if "listings.zip" in w]
     assert "not read" in warning and "unpack" in warning
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aeiourcbsptvdnglfmyY'UuRrMm -.")), max_size=80)
+       .map(lambda t: t + " you are receiving this email") | st.text(max_size=80))
+def test_the_footer_look_up_decides_as_the_pattern_does(text):
+    from digest.ingest.daily_papers import _MAIL_FOOTER, _mail_footer
+
+    assert _mail_footer(text) == bool(_MAIL_FOOTER.search(text))
