@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from digest.errors import ConfigError
 from digest.ingest import FORMATS, detect_format, load_sources, parse_text
@@ -21,6 +23,7 @@ from digest.ingest.fields import (
     ID_FIELDS,
     TITLE_FIELDS,
     URL_FIELDS,
+    record_from_mapping,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
@@ -397,3 +400,52 @@ def test_a_listing_of_papers_in_chinese_or_japanese_is_read():
                           ensure_ascii=False)
         (record,) = parse_text(text, "zh.json")
         assert record.title == title and record.abstract == abstract
+
+
+# An arXiv id written as a JSON number -------------------------------------------------------
+
+def _records(text: str) -> list:
+    """The records of a JSON array, each read as the JSON reader reads an object."""
+    return [record_from_mapping(item, "listing.json", n, None)
+            for n, item in enumerate(json.loads(text))]
+
+
+def _ids(objects: list[dict]) -> list[str | None]:
+    return [r.arxiv_id for r in _records(json.dumps(objects))]
+
+
+def test_an_arxiv_id_written_as_a_number_keeps_its_trailing_zero():
+    """{"id": 2401.01230} was read as 2401.0123 (no such id) unless the record had a
+    ``versions`` field, so the same paper as {"id": "2401.01230"} was listed twice, once with a
+    broken link (a probe, stop 32)."""
+    records = _records('[{"id": 2401.01230, "title": "A"}, {"id": "2401.01230", "title": "B"},'
+                       ' {"id": 704.001, "title": "C"}, {"arxiv_id": 1501.2, "title": "D"}]')
+    assert [r.arxiv_id for r in records] == ["2401.01230", "2401.01230", "0704.0010", "1501.20000"]
+    assert records[0].url == "https://arxiv.org/abs/2401.01230"
+
+
+def test_a_number_that_cannot_be_an_arxiv_id_is_not_taken_as_one():
+    """A bad month, more digits than the month's ids have, or no paper number: not an id."""
+    assert _ids([{"id": 2413.01234, "title": "A"}, {"id": 2400.0123, "title": "B"},
+                 {"id": 2401.012345, "title": "C"}, {"id": 1412.12345, "title": "D"},
+                 {"id": 12401.0123, "title": "E"}, {"id": 2401.0, "title": "F"},
+                 {"id": 2401, "title": "G"}, {"id": True, "title": "H"},
+                 {"id": 2413.01234, "url": "https://arxiv.org/abs/2401.00007", "title": "I"}]
+                ) == [None] * 8 + ["2401.00007"]
+
+
+_ERA_IDS = st.one_of(  # 4 digits after the dot to 2014, 5 from 2015 on
+    st.builds(lambda y, m, n: f"{y:02d}{m:02d}.{n:04d}", st.integers(7, 14), st.integers(1, 12),
+              st.integers(1, 9999)).filter(lambda i: i >= "0704"),
+    st.builds(lambda y, m, n: f"{y:02d}{m:02d}.{n:05d}", st.integers(15, 99), st.integers(1, 12),
+              st.integers(1, 99999)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ERA_IDS, st.booleans())
+def test_an_arxiv_id_as_a_number_and_as_a_string_is_one_id(arxiv_id, snapshot):
+    """Whatever zeros a number drops, and with or without a snapshot's ``versions``."""
+    extra = {"versions": [{"version": "v1"}]} if snapshot else {}
+    objects = [{"id": float(arxiv_id), "title": "A", **extra},
+               {"id": arxiv_id, "title": "B", **extra}]
+    assert _ids(objects) == [arxiv_id, arxiv_id]

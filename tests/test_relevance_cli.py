@@ -97,3 +97,31 @@ def test_the_library_keeps_to_the_config_limits_and_the_run_report_counts_the_cu
     (error,) = [e for e in errors if e.startswith(str(tmp_path / "lib.bib"))]
     assert "7 of its 10 records were left out (kept 3)" in error
     assert "max_records_per_source" in error and "7 of its 10 records" in result.stderr
+
+
+def test_a_merged_paper_past_max_papers_shows_its_other_titles_in_every_format(tmp_path):
+    """A paper listed under two titles and cut by --max-papers showed only its first title
+    under "Also this week": the other one was in none of the .md, .html and .txt (a probe,
+    stop 32)."""
+    week = "2026-11-17"
+    records = [
+        {"id": "2611.10001", "title": "Tactile Sensing for Dexterous Robot Hands", "date": week,
+         "abstract": "We study tactile sensing for dexterous robot hands in cluttered scenes."},
+        {"id": "2611.10002", "title": "Marrow: Retrieval-Augmented Planning for Agents",
+         "date": week, "abstract": "Marrow retrieves past plans to guide long-horizon agents."},
+        {"id": "2611.10002", "title": "Retrieval-Augmented Planning with Marrow", "date": week,
+         "abstract": "Marrow retrieves past plans to guide long-horizon agents."}]
+    listing = tmp_path / "week.jsonl"
+    listing.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["newsletter", str(listing), "--week", "2026-W47",
+                                 "--backend", "offline", "--max-papers", "1", "--out", str(out),
+                                 "--formats", "md,html,txt",
+                                 "--state", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 0, result.output
+    rest = {suffix: (out / f"2026-W47.{suffix}").read_text(encoding="utf-8")
+            .split("Also this week", 1)[1] for suffix in ("md", "html", "txt")}
+    shown, other = sorted(records[1:], key=lambda r: r["title"] not in rest["md"])
+    assert all(shown["title"] in part for part in rest.values())
+    assert all("also listed as: " + other["title"] in " ".join(part.split())
+               for part in rest.values())

@@ -1,5 +1,6 @@
 """What the reader's profile adds to an issue: a reason per chosen paper, and the papers past
---max-papers in a compact "Also this week" list (title and link only)."""
+--max-papers in a compact "Also this week" list (title, link and the other titles a merged
+paper was listed under)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from digest.render import Renderer
 from .render_samples import DIGEST_LINK, md_tokens, paper, plain_issue, read_html
 
 HOSTILE_REASON = "like: [click](http://evil.example) <b>x</b> # h"
+HOSTILE_TITLE = "<b>Bold</b> [click](http://evil.example) # Heading"
 
 
 def relevance_issue():
@@ -53,3 +55,34 @@ def test_html_and_text_list_the_rest_too():
     text = Renderer().text(issue)
     assert "Also this week\n--------------" in text
     assert "  - A Paper Past the Cut\n    https://arxiv.org/abs/2611.00041" in text
+
+
+def _issue_with_a_merged_paper_past_the_cut():
+    issue = relevance_issue()
+    merged = replace(issue.also[0], also_listed_as=("Planning by Retrieval", HOSTILE_TITLE))
+    return replace(issue, also=(merged, issue.also[1]))
+
+
+def test_also_this_week_shows_the_other_titles_escaped_in_every_format():
+    """A merged paper past --max-papers showed only its first title under "Also this week":
+    the other titles it was listed under appeared nowhere in the issue (a probe, stop 32)."""
+    from digest.render import escape_markdown
+
+    issue = _issue_with_a_merged_paper_past_the_cut()
+    markdown = Renderer().markdown(issue)
+    also = markdown.split("## Also this week\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert also[0] == ("- [A Paper Past the Cut](<https://arxiv.org/abs/2611.00041>) (also listed "
+                       f"as: Planning by Retrieval; {escape_markdown(HOSTILE_TITLE)})")
+    assert "also listed as" not in also[1]
+    tokens = md_tokens(markdown)
+    assert "http://evil.example" not in {str(t.attrs.get("href")) for t in tokens}
+    assert not {"html_inline", "heading_open"} & {t.type for t in tokens if t.level > 0}
+    html = Renderer().html(issue)
+    page = read_html(html)
+    assert "also listed as: Planning by Retrieval; &lt;b&gt;Bold&lt;/b&gt;" in html
+    assert not [e for e in page.elements if e.tag == "b"]
+    assert "http://evil.example" not in {e.attrs.get("href") for e in page.elements}
+    text = Renderer().text(issue)
+    rest = " ".join(text.split("Also this week\n--------------", 1)[1].split())
+    assert ("A Paper Past the Cut also listed as: Planning by Retrieval; "
+            + HOSTILE_TITLE.replace("http://", "http[:]//")) in rest

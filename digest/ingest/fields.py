@@ -100,12 +100,25 @@ def _text(value: Any) -> str:
 def _arxiv_id(fields: Mapping[str, Any]) -> tuple[str, str] | None:
     for name in ID_FIELDS + URL_FIELDS:
         value = fields.get(name)
-        if isinstance(value, int | float) and "versions" in fields:
-            value = repr(value)  # a snapshot CSV read by a spreadsheet: 704.0001
-        found = find_arxiv_id(_snapshot_id(_text(value), fields))
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found = find_arxiv_id(_number_id(value))
+        else:
+            found = find_arxiv_id(_snapshot_id(_text(value), fields))
         if found:
             return found
     return None
+
+
+def _number_id(value: float) -> str:
+    """The arXiv id a JSON number stands for, its zeros put back (2401.0123 was 2401.01230),
+    or "" when no id is written so: a number keeps no zeros to tell the digits apart."""
+    match = _OLD_SNAPSHOT_ID.match(repr(value)) if isinstance(value, float) else None
+    if not match:
+        return ""
+    yymm, number = match[1].zfill(4), match[2]
+    digits = _id_digits(yymm)
+    return f"{yymm}.{number.ljust(digits, '0')}" if len(number) <= digits and number.strip(
+        "0") else ""
 
 
 def _snapshot_id(value: str, fields: Mapping[str, Any]) -> str:
@@ -114,8 +127,12 @@ def _snapshot_id(value: str, fields: Mapping[str, Any]) -> str:
     if not match or "versions" not in fields:
         return value
     yymm = match[1].zfill(4)
-    digits = 4 if int(yymm) < 1501 else 5
-    return f"{yymm}.{match[2].ljust(digits, '0')}"
+    return f"{yymm}.{match[2].ljust(_id_digits(yymm), '0')}"
+
+
+def _id_digits(yymm: str) -> int:
+    """Digits after the dot of an arXiv id: 4 to December 2014, 5 from January 2015."""
+    return 4 if int(yymm) < 1501 else 5
 
 
 def _url(fields: Mapping[str, Any], arxiv: tuple[str, str] | None) -> str | None:

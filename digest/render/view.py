@@ -102,7 +102,7 @@ class IssueView:
     model: str | None
     cost: Trusted
     fallback_themes: tuple[str, ...]
-    also: tuple[PaperView, ...] = ()  # past --max-papers: title and link only
+    also: tuple[PaperView, ...] = ()  # past --max-papers: title, link, other titles
     excluded: int = 0  # papers the reader's profile left out
     left_out: int = 0  # papers past --max-papers not listed
 
