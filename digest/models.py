@@ -168,7 +168,7 @@ class Issue:
     fallback_themes: tuple[str, ...] = field(default=())
     cost_usd: float = 0.0  # what its LLM answers cost when bought (LLMStats.answers_cost_usd)
     # Relevance (digest.relevance): why each paper was chosen, by paper id ("matches: world
-    # model"), and the papers past --max-papers, listed by title and link only.
+    # model"), and the papers past --max-papers, listed by title, link and other titles.
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     also: tuple[Paper, ...] = ()
     excluded: int = 0  # papers the reader's profile left out (its exclude terms)
