@@ -196,7 +196,8 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
 def _mail_footer(text: str) -> bool:
     """Whether ``text`` is a listing mail's footer. What each wording holds is looked for
     first: the pattern over every abstract of a 50k-paper page took seconds."""
-    return (("eceiv" in text or "ubscri" in text or "ettings" in text or "eferences" in text)
+    lower = text.lower()
+    return (("eceiv" in lower or "ubscri" in lower or "your " in lower)
             and bool(_MAIL_FOOTER.search(text)))
 
 
