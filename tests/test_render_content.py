@@ -502,3 +502,33 @@ def test_a_theme_named_rising_themes_is_linked_to_its_own_heading(tmp_path, risi
     assert sorted(text for _, text in links) == sorted(2 * list(summaries))  # TL;DR, contents
     for href, text in links:
         assert headings[href.lstrip("#")] == (text, summaries[text]), href
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    ("line one\n\n{{ nonexist }}\n", ":3: 'nonexist' is undefined"),
+    ("line one\n{{ issue.title.__class__ }}\n", ":2: access to attribute '__class__'"),
+])
+def test_a_user_templates_undefined_name_or_refused_attribute_names_its_folder_and_line(
+        tmp_path, template, expected):
+    """``{{ nonexist }}`` on line 3 said "Error: issue.md.j2: 'nonexist' is undefined": no
+    folder, no line, as the prompts said before stop 31 (a probe, stop 32)."""
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "issue.md.j2").write_text(template)
+    with pytest.raises(TemplateError) as caught:
+        Renderer(templates).markdown(plain_issue())
+    assert str(caught.value).startswith(f"{templates / 'issue.md.j2'}{expected}"), caught.value
+
+
+def test_a_missing_include_names_the_missing_template_not_the_one_including_it(tmp_path):
+    """``{% include "footer_missing.j2" %}`` said "template issue.md.j2 not found", blaming
+    the template that exists (a probe, stop 32)."""
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    (templates / "issue.md.j2").write_text('top\n{% include "footer_missing.md.j2" %}\n')
+    with pytest.raises(TemplateError) as caught:
+        Renderer(templates).markdown(plain_issue())
+    message = str(caught.value)
+    assert message.startswith("template footer_missing.md.j2 not found (included by "
+                              "issue.md.j2"), message
+    assert str(templates) in message

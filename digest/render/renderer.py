@@ -283,13 +283,15 @@ class Renderer:
         kind = _kind(name)
         try:
             text = self._envs[kind].get_template(name).render(**context)
-        except jinja2.TemplateNotFound:
-            raise TemplateError(f"template {name} not found (looked in "
+        except jinja2.TemplateNotFound as exc:
+            missing = exc.name if isinstance(exc.name, str) else name
+            needed = "" if missing == name else f"included by {name}; "
+            raise TemplateError(f"template {missing} not found ({needed}looked in "
                                 f"{', '.join(self._envs[kind].loader.searchpath)})"  # type: ignore[union-attr]
                                 ) from None
         except jinja2.TemplateError as exc:
-            where = f"{exc.filename}:{exc.lineno}" if isinstance(
-                exc, jinja2.TemplateSyntaxError) else name
+            where = (f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError)
+                     else template_line(exc) or name)
             raise TemplateError(f"{where}: {exc}{_fix(exc)}") from None
         except Exception as exc:
             line = self._users_line(exc)
