@@ -123,4 +123,4 @@ def _read(path: Path) -> str:
     except OSError as error:
         raise ConfigError(f"config file {path}: cannot read ({error.strerror or error})"
                           ) from None
-    return utf8_text(data, str(path), ConfigError)
+    return utf8_text(data.removeprefix(b"\xef\xbb\xbf"), str(path), ConfigError)  # Notepad's BOM

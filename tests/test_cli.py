@@ -340,3 +340,20 @@ def test_the_run_report_never_replaces_a_file_that_is_not_a_run_report(tmp_path)
     again = runner.invoke(app, [*base, "--report", str(tmp_path / "r.json")])  # a report: fine
     assert again.exit_code == 0, again.output
     assert json.loads((tmp_path / "r.json").read_text())["week"] == "2026-W47"
+
+
+def test_status_prints_the_lines_the_readme_quotes(tmp_path):
+    """The README quoted `run lock: free`, but the values are aligned (a probe, stop 32)."""
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"`digest status` prints one fact a line, the values aligned \((.*?)\.\.\.",
+                       readme, re.DOTALL)
+    assert quoted is not None
+    state = tmp_path / "s.sqlite"
+    assert runner.invoke(app, ["ingest", str(EXAMPLES / "daily_papers_2026-11-16.txt"),
+                               "--state", str(state)]).exit_code == 0
+    shown = runner.invoke(app, ["status", "--state", str(state)]).output
+    for line in re.findall(r"`([^`]+)`", quoted[1]):
+        if "record(s) waiting" in line:
+            assert re.search(r"^inbox: +\d+ record\(s\) waiting$", shown, re.MULTILINE), shown
+        else:
+            assert line in shown.splitlines(), (line, shown)

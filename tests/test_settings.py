@@ -358,3 +358,12 @@ def test_a_home_folder_tilde_in_a_path_setting_is_expanded(tmp_path, monkeypatch
     settings = resolve_settings(flags, config if where == "file" else None, environ)
     for name, value in values.items():
         assert str(settings[name]) == str(tmp_path / "home" / value[2:]), name
+
+
+def test_a_config_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """A config saved by Notepad (UTF-8 with a BOM) was "not valid TOML (Invalid statement
+    (at line 1, column 1))", naming neither the BOM nor the fix (a probe, stop 32); listing
+    files with one were read."""
+    config = tmp_path / "c.toml"
+    config.write_bytes(b"\xef\xbb\xbfmodel = \"gpt-4o-mini\"\n")
+    assert resolve_settings({}, config, {})["model"] == "gpt-4o-mini"
