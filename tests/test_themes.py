@@ -453,3 +453,16 @@ def test_the_reading_order_is_the_sort_by_reading_key(entries):
     expected = [paper for paper, _ in sorted(zip(papers, closeness, strict=True),
                                              key=lambda pair: _reading_key(*pair))]
     assert _reading_order(papers, closeness) == expected
+
+
+@pytest.mark.parametrize(("term", "ok"), [
+    ("to-image diffusion", False), ("to-Real Transfer", False), ("of-the-art", False),
+    ("fine", False), ("coarse", False),
+    ("in-context learning", True), ("on-policy RL", True), ("text-to-image diffusion", True),
+    ("fine-tuning", True), ("a-Si solar cells", True),
+])
+def test_a_compound_cut_at_its_hyphen_or_a_lone_adjective_names_no_theme(term, ok):
+    """"To-image diffusion & fine-tuning", "Legged robots & to-Real Transfer" and "Fine &
+    transfer" were section headings: the rest of "text-to-image", of "Sim-to-Real", and an
+    adjective alone, where the README promises noun phrases (a probe, stop 32)."""
+    assert nameable(term) is ok

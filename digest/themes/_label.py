@@ -270,7 +270,7 @@ TITLE_VERBS = frozenset(_TITLE_VERBS.split())
 _MODIFIERS = """
     online offline random open deep large small low high free new novel robust efficient
     general generalist multi single real cooperative finite infinite unseen unknown hidden
-    given known mobile spoken long short
+    given known mobile spoken long short fine coarse
     """
 MODIFIERS = frozenset(_MODIFIERS.split())
 # Adjectives that name nothing on their own ("Heavy & region") but do in a phrase ("heavy
@@ -333,7 +333,15 @@ def nameable(term: str) -> bool:
     first, last = words[0].lower(), words[-1]
     if first in TITLE_VERBS or first.endswith("ly") or _verb_ing(first):
         return False
+    if any(w.lower().startswith(_CUT_COMPOUNDS) for w in words):
+        return False
     return not (_adjective(term) or _modifier(last) or term in _PLAIN_ADJECTIVES)
+
+
+# A compound cut at its first hyphen ("text-to-image" read as "to-image", "Sim-to-Real" as
+# "to-Real", "state-of-the-art" as "of-the-art"): a word that opens with a linking word and a
+# hyphen is the rest of another ("in-context", "on-policy", "a-Si" are words of their own).
+_CUT_COMPOUNDS = ("to-", "of-", "for-", "and-", "or-", "with-", "the-")
 
 
 def _verb_ing(word: str) -> bool:
