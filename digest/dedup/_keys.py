@@ -130,8 +130,28 @@ def piece_words(piece: bytes) -> list[bytes]:
     characters no word has ("–", "×"), and the pattern splits it."""
     if piece.isascii():
         return [piece]
-    return [word.encode("utf-8", "surrogatepass")
-            for word in _WORD.findall(piece.decode("utf-8", "surrogatepass"))]
+    words = _WORD.findall(piece.decode("utf-8", "surrogatepass"))
+    return [part.encode("utf-8", "surrogatepass") for word in words for part in _unspaced(word)]
+
+
+# Scripts written without spaces between words (CJK ideographs, kana, Hangul syllables are
+# spaced): a run of them is a sentence, not a word.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+
+
+def _unspaced(word: str) -> list[str]:
+    """``word``, or its runs of an unspaced script read two characters at a time ("大型语言" →
+    "大型", "型语", "语言"), as an abstract in Chinese is compared on its character pairs."""
+    if not _UNSPACED.search(word):
+        return [word]
+    parts: list[str] = []
+    last = 0
+    for run in _UNSPACED.finditer(word):
+        parts += [word[last:run.start()]] if run.start() > last else []
+        text = run.group()
+        parts += [text[i:i + 2] for i in range(len(text) - 1)]
+        last = run.end()
+    return parts + ([word[last:]] if last < len(word) else [])
 
 
 @dataclass(frozen=True)
