@@ -40,12 +40,7 @@ def test_a_three_week_catch_up_writes_each_week_once_oldest_first(tmp_path):
 
 def test_an_earlier_week_re_run_after_later_ones_keeps_its_papers_and_changes_no_later_issue(
         tmp_path):
-    folder, out = tmp_path / "in", tmp_path / "out"
-    week_listing(folder, "2026-W46", 6)
-    week_listing(folder, "2026-W47", 4)
-    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
-    for week in ("2026-W46", "2026-W47"):
-        assert cli("newsletter", str(folder), "--week", week, *args).returncode == 0
+    folder, out, args = _two_weeks(tmp_path, 6)
     w46, w47 = (out / "2026-W46.md").read_bytes(), (out / "2026-W47.md").read_bytes()
     week_listing(folder, "2026-W48", 3)  # the listings folder grew
     rerun = cli("newsletter", str(folder), "--week", "2026-W46", *args)
@@ -358,9 +353,10 @@ def test_each_week_of_a_catch_up_reports_whether_it_was_degraded(tmp_path, monke
     assert issues[0]["llm"]["fallback_themes"]
 
 
-def _two_weeks(tmp_path) -> tuple[Path, Path, list[str]]:
+def _two_weeks(tmp_path: Path, first: int = 5) -> tuple[Path, Path, list[str]]:
+    """Listings of 2026-W46 (``first`` papers) and W47 (4), each week's issue published."""
     folder, out = tmp_path / "in", tmp_path / "out"
-    week_listing(folder, "2026-W46", 5)
+    week_listing(folder, "2026-W46", first)
     week_listing(folder, "2026-W47", 4)
     args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline"]
     for week in ("2026-W46", "2026-W47"):
