@@ -474,3 +474,29 @@ def test_the_footer_look_up_decides_as_the_pattern_does(text):
     from digest.ingest.daily_papers import _MAIL_FOOTER, _mail_footer
 
     assert _mail_footer(text) == bool(_MAIL_FOOTER.search(text))
+
+
+@pytest.mark.parametrize("at_the_end", [False, True])
+def test_a_paper_that_speaks_of_receiving_or_unsubscribing_is_kept_anywhere(at_the_end):
+    """The footer filter dropped real papers without a word: one whose abstract says users
+    would like "to stop receiving promotional newsletters", one on "manage your notification
+    settings", one titled "Why You Are Receiving This Ad" (a re-probe, stop 32). Only a mail's
+    own wording, in a page's last paragraphs, is a footer."""
+    papers = [
+        ("Inbox Zero: Modeling Newsletter Fatigue",
+         "Many users would like to stop receiving promotional newsletters, yet they rarely "
+         "unsubscribe. We model fatigue from a year of made-up inbox logs and show that a "
+         "simple hazard model predicts churn."),
+        ("Notify Less: Auditing Mobile Notification Design",
+         "On most phones the option to manage your notification settings is buried. We audit "
+         "forty made-up apps and measure how many taps it takes to silence each kind of alert."),
+        ("Why You Are Receiving This Ad: Auditing Explanations of Targeted Advertising",
+         "Platforms explain why a user sees an ad. We audit these explanations on made-up "
+         "accounts and find that half of them name attributes the targeting never used."),
+    ]
+    page = (Path(__file__).parent.parent / "examples" / "daily_papers_2026-11-16.txt").read_text()
+    extra = "".join(f"{title}\n\n{abstract}\n\n" for title, abstract in papers)
+    text = page.rstrip() + "\n\n" + extra if at_the_end else page.replace(
+        "ToolWeaver:", extra + "ToolWeaver:", 1)
+    titles = [r.title for r in parse_text(text, "page.txt", fmt="daily-papers")]
+    assert all(title in titles for title, _ in papers), titles

@@ -48,12 +48,13 @@ _HEADER_LINES = _PAGE_HEADERS | {"new", "subscribe", "hugging face", "papers", "
 _NOISE = re.compile(r"^(?:[▲△⬆↑·•\-\s]*\d[\d,.]*k?|submitted by \S.{0,60}|·?\s*\d+ authors?"
                     r"|upvote\s*\d*|\d+\s*comments?)$", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"[a-z)\]%\d]{2}[.!?] [A-Z(]")
-# A listing mail's own footer, in the wording mail services use (not a paper's about it).
+# A listing mail's own footer, in the wording mail services use (not a paper's about it): looked
+# for only in a page's last paragraphs, where a mail puts it.
 _MAIL_FOOTER = re.compile(
-    r"^unsubscribe\.?$|\byou(?:'re| are)? receiving (?:this|these)\b|\byou received this\b"
-    r"|\bto stop receiving\b|\bunsubscribe (?:here|now|at any time)\b"
-    r"|\b(?:manage|update) your (?:e-?mail|notification|subscription) (?:settings|preferences)",
-    re.IGNORECASE)
+    r"^unsubscribe\.?$|\breceiv(?:ing|ed) (?:this|these) (?:e-?mails?|messages?|newsletters?)\b"
+    r"|\bto stop receiving (?:this|these) (?:e-?mails?|messages|newsletters?)\b"
+    r"|\bunsubscribe (?:here|now|at any time)\b", re.IGNORECASE)
+FOOTER_PARAGRAPHS = 3  # the last paragraphs of a page a footer may be
 _NAME_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})(?:[-_.]?(?P<month>\d{2})[-_.]?"
                         r"(?P<day>\d{2}))?(?!\d)")
 _HEAD_PARAGRAPHS = 25
@@ -169,7 +170,8 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         title = clean_text(paragraph)
         if not title or _NOISE.match(title) or title.casefold() in _HEADER_LINES:
             continue
-        if _mail_footer(title):  # and what follows it is the footer's too
+        footer = index > len(entries) - FOOTER_PARAGRAPHS
+        if footer and _mail_footer(title):  # and what follows it is the footer's too
             index += 1 if _abstract_after(entries, index) else 0
             continue
         if not _is_title(paragraph):
@@ -180,7 +182,7 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
             continue
         abstract = _abstract_after(entries, index)
         index += 1 if abstract else 0
-        if _mail_footer(abstract):
+        if footer and _mail_footer(abstract):
             continue
         position += 1
         if not abstract or (junk.titles_matter and title_problem(title)):
@@ -197,8 +199,7 @@ def _mail_footer(text: str) -> bool:
     """Whether ``text`` is a listing mail's footer. What each wording holds is looked for
     first: the pattern over every abstract of a 50k-paper page took seconds."""
     lower = text.lower()
-    return (("eceiv" in lower or "ubscri" in lower or "your " in lower)
-            and bool(_MAIL_FOOTER.search(text)))
+    return ("eceiv" in lower or "ubscri" in lower) and bool(_MAIL_FOOTER.search(text))
 
 
 def _abstract_after(entries: list[tuple[str, int]], index: int) -> str:
