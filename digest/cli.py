@@ -645,12 +645,12 @@ def _flags_by_setting() -> dict[str, str]:
 def _refuse_report_over_another_file(path: Path | None) -> None:
     """``--report`` replaces an earlier run report, never another file: pointed at the state
     store or an issue, it destroyed them. Said before the run starts (exit 2)."""
-    if path is None or str(path) == "-":
-        return
+    if path is None or str(path) == "-" or not Path(path).is_file():
+        return  # none yet; or a pipe, a FIFO or a terminal, which a read would wait on
     try:
         with open(path, "rb") as existing:
             head = existing.read(64)
-    except OSError:  # none yet, or not readable: writing it says what is wrong
+    except OSError:  # not readable: writing it says what is wrong
         return
     if head.strip() and not re.match(rb'\s*\{\s*("week"|})', head):
         _say(f"Error: --report {path}: it holds something else than a run report; nothing "

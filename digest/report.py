@@ -82,4 +82,10 @@ def report_json(report: RunReport) -> str:
 
 
 def write_report(path: Path, report: RunReport) -> None:
+    """The report in ``path``: a file is replaced whole (a reader never sees half of it); a
+    FIFO, a terminal or ``/dev/stdout`` is written to, never replaced by a file."""
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(report_json(report))
+        return
     write_atomic(path, report_json(report))

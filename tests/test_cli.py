@@ -357,3 +357,23 @@ def test_status_prints_the_lines_the_readme_quotes(tmp_path):
             assert re.search(r"^inbox: +\d+ record\(s\) waiting$", shown, re.MULTILINE), shown
         else:
             assert line in shown.splitlines(), (line, shown)
+
+
+def test_a_report_to_a_fifo_is_written_not_waited_on(tmp_path):
+    """The check that the report replaces no other file read 64 bytes of the path first: a
+    FIFO (or /dev/stdout on a pipe) made the run wait forever before it began (a re-probe,
+    stop 32)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = subprocess.run(
+        [sys.executable, "-m", "digest", "dedup", str(EXAMPLES), "--report", str(fifo)],
+        capture_output=True, text=True, timeout=60, check=False)
+    reader.join(timeout=10)
+    assert result.returncode == 0, result.stderr
+    assert got and json.loads(got[0])["counts"]["records_read"] > 0
