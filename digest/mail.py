@@ -24,6 +24,7 @@ import logging
 import re
 import smtplib
 import ssl
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.errors import HeaderParseError
@@ -49,6 +50,10 @@ _LOGINS = ("CRAM-MD5", "PLAIN", "LOGIN")  # the AUTH methods smtplib.SMTP.login 
 _ENHANCED_STATUS = re.compile(r"[245]\.\d{1,3}\.\d{1,3} ")  # RFC 3463: "5.7.1 "
 _ANSWER_LIMIT = 400  # characters of a server's answer shown: Gmail's three lines fit
 _MAX_CHALLENGES = 5  # as smtplib's: a server asking more is looping
+# Controls, format characters (bidi, zero-width), line and paragraph separators, and what
+# is no character: a header cannot hold them, or the address would not read as it is. Space
+# separators ("山田\u3000太郎", a no-break space) are text.
+_INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -338,7 +343,7 @@ def _checked_address(address: str, setting: str) -> str:
     naming ``setting``. A character that is not printable (a control such as a vertical
     tab, a line separator such as U+2028, a bidi or zero-width one) is refused: a header
     cannot hold it, and the address would not read as what it is."""
-    if not address.isprintable():
+    if any(unicodedata.category(char) in _INVISIBLE for char in address):
         raise _not_an_address(address, setting, "it holds a control or invisible character")
     if "@" not in address:
         raise _not_an_address(address, setting, "no @")

@@ -667,3 +667,21 @@ def test_a_mail_without_a_message_id_redelivered_with_other_trace_headers_is_the
     other = _ingest(state, plain.replace("Subject: New papers", "Subject: New papers, again"))
     assert first.stdout.startswith("2 new records") and again.stdout.startswith("0 new records")
     assert other.stdout.startswith("2 new records")  # another mail: its listing counts again
+
+
+@pytest.mark.parametrize("name", ["山田\u3000太郎", "Team\u00a0Lab", "Équipe\u202fIA"])
+def test_a_display_name_with_a_space_of_another_script_is_an_address(name):
+    """The printable-only rule refused "山田\u3000太郎 <y@example.org>" (an ideographic
+    space), a no-break space and a narrow one as "a control or invisible character": a
+    DIGEST_MAIL_TO that worked broke after the upgrade (a re-probe, stop 32)."""
+    from email import message_from_string, policy
+    from email.message import EmailMessage
+
+    from digest.mail import _checked_address
+
+    checked = _checked_address(f"{name} <y@example.org>", "mail_to")
+    message = EmailMessage(policy=policy.SMTP)
+    message["To"] = checked
+    read = message_from_string(message.as_string(), policy=policy.default)
+    assert read["To"].addresses[0].display_name == name
+    assert read["To"].addresses[0].addr_spec == "y@example.org"
