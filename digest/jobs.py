@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from . import issue_codec
 from .batchjobs import BatchChoice, batch_step
 from .dating import catch_up_weeks
+from .dedup import known_names, published_names
 from .errors import ConfigError, MailError, MailUnavailable, SourceError
 from .llm._stats import LLMStats
 from .llm.wiring import degraded_error, degraded_part
@@ -40,7 +41,7 @@ from .textsafety import ellipsize
 from .weeks import current_week
 
 if TYPE_CHECKING:
-    from .models import Issue
+    from .models import Issue, Paper
     from .run import Digest
 
 logger = logging.getLogger("digest.jobs")
@@ -195,17 +196,23 @@ def _refuse_another_issue(issue: Issue, store: Store) -> None:
 def _refuse_a_smaller_rerun(issue: Issue, store: Store, sources: Sequence[str]) -> None:
     """A re-run of a published week writes it again with the same papers: one whose listings
     no longer hold some of them (rotated, overwritten, cut short) would replace the issue
-    with a smaller or an empty one, which the week's mail would then send."""
+    with a smaller or an empty one, which the week's mail would then send. A paper listed
+    with its arXiv id this time and without it then (or the other way round) is the same
+    paper: the names the store knows it by are compared, not its id alone."""
     published = store.published_in(issue.week)
-    built = {paper.id for section in issue.sections for paper in section.papers}
-    lost = (published - built - {paper.id for paper in issue.also}
-            - store.published_before(issue.week))  # an earlier issue's, left out on purpose
+    built = set().union(*map(_store_names, (*(paper for section in issue.sections
+                                              for paper in section.papers), *issue.also)))
+    lost = published - built - store.published_before(issue.week)  # an earlier issue's
     if not lost:
         return
     packed = store.kept_issue(issue.week)
     kept = issue_codec.unpack(packed) if packed is not None else None
     papers = ([paper for section in kept.issue.sections for paper in section.papers]
               + list(kept.issue.also)) if kept else []
+    renamed = {paper.id for paper in papers if paper.id in lost and _store_names(paper) & built}
+    lost -= renamed
+    if not lost:
+        return
     titles = sorted(paper.title for paper in papers if paper.id in lost)
     named = f" (among them {ellipsize(titles[0], 80)!r})" if titles else ""
     raise SourceError(
@@ -214,6 +221,11 @@ def _refuse_a_smaller_rerun(issue: Issue, store: Store, sources: Sequence[str]) 
         f"leave out {len(lost)} of them{named}: its files and records are unchanged",
         fix="give the listings and settings it was built from: a re-run writes a published "
             "week again with the same papers")
+
+
+def _store_names(paper: Paper) -> set[str]:
+    """Every name the store may know ``paper`` by (its id, its title's, its other titles')."""
+    return {name.lstrip("~") for name in (*published_names(paper), *known_names(paper))}
 
 
 def _refuse_degraded(report: RunReport, fail_on_degraded: bool) -> None:

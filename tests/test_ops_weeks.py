@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from digest.weeks import resolve_week
 from tests.opsrun import cli, issue_papers, published, week_listing
 
@@ -421,3 +423,36 @@ def test_an_output_folder_inside_the_listings_is_never_read_back_without_its_his
     assert result.returncode == 0, result.stderr
     assert "Research digest, 2026-W45" not in (out / "2026-W46.md").read_text()
     assert issue_papers((out / "2026-W46.md").read_text()) == 4
+
+
+def _lab_record(**extra: str) -> str:
+    return json.dumps({"title": "ToolWeaver: Compositional Tool Graphs for Planning Agents",
+                       "abstract": "We plan tool calls as a typed graph and run independent "
+                                   "branches in parallel; a repair module rewrites only the "
+                                   "failed subgraph. Tool calls fall by a third on a made-up "
+                                   "benchmark of multi-step tasks.",
+                       "date": "2026-11-17", **extra}) + "\n"
+
+
+@pytest.mark.parametrize("first_with_id", [False, True])
+def test_a_re_run_keeps_a_paper_listed_with_its_arxiv_id_one_time_and_without_it_another(
+        tmp_path, first_with_id):
+    """The re-run check compared ids: a published title-only paper that a late file listed
+    again with its arXiv id (or the other way round) read as "left out", and the re-run of
+    its week was refused although the listings only grew (a re-probe, stop 32)."""
+    folder, out = tmp_path / "in", tmp_path / "out"
+    week_listing(folder, "2026-W47", 3)
+    first, second = ("with.jsonl", "without.jsonl") if first_with_id else (
+        "without.jsonl", "with.jsonl")
+    folder.joinpath("with.jsonl" if first_with_id else "without.jsonl").write_text(
+        _lab_record(**({"id": "2411.01234"} if first_with_id else {})))
+    args = ["--state", str(tmp_path / "s.sqlite"), "--out", str(out), "--backend", "offline",
+            "--week", "2026-W47"]
+    assert cli("newsletter", str(folder), *args).returncode == 0
+    before = (out / "2026-W47.md").read_text()
+    folder.joinpath(first).unlink()
+    folder.joinpath(second).write_text(
+        _lab_record(**({} if first_with_id else {"id": "2411.01234"})))
+    rerun = cli("newsletter", str(folder), *args)
+    assert rerun.returncode == 0, rerun.stderr
+    assert issue_papers((out / "2026-W47.md").read_text()) == issue_papers(before) == 4
