@@ -391,3 +391,38 @@ def test_two_chinese_papers_with_their_own_abstracts_stay_two():
     again = deduplicate([rec("大型语言模型在医学中的应用综述", ZH_MEDICINE),
                          rec("大型语言模型在医学中的应用综述（v2）", ZH_MEDICINE)])
     assert len(again.papers) == 1, explain(again)
+
+
+PYRA_TITLE = "PyraMerge: Hierarchical Token Merging for High-Resolution Diffusion Transformers"
+PYRA_ARXIV = ("Diffusion transformers (DiTs) have become the dominant architecture for "
+              "high-fidelity image generation, but the quadratic cost of self-attention in "
+              "the number of image tokens makes generation at 2K and 4K resolution "
+              "prohibitively expensive. We propose PyraMerge, a hierarchical token merging "
+              "scheme that builds a multi-scale pyramid of image tokens at every denoising "
+              "step and routes attention through coarse tokens for long-range interactions "
+              "and fine tokens for local detail. Because merging decisions are made by a "
+              "spatial sorting procedure, the attention cost scales as $O(n \\log n)$ in the"
+              " number of tokens $n$ instead of $O(n^2)$. PyraMerge can be applied to "
+              "pretrained DiTs with a brief fine-tuning of 2,000 steps and adapts the "
+              "merging ratio to the noise level, merging aggressively at high noise where "
+              "images are blurry and conservatively at the final steps. On 2048x2048 text-"
+              "to-image generation, PyraMerge accelerates sampling by 3.4x with an FID "
+              "change of less than 0.3, and enables 4096x4096 generation on a single 80GB "
+              "GPU.")
+PYRA_BLOG = ("We present PyraMerge, a method that speeds up diffusion transformers for "
+             "very high resolution images. Self-attention over all image tokens is "
+             "quadratic; PyraMerge instead merges tokens into a pyramid at each sampling "
+             "step, with coarse tokens carrying global context and fine tokens local "
+             "detail, giving O(n log n) attention. A short fine-tune adapts existing DiT "
+             "checkpoints. At 2048 pixels it is 3.4 times faster at equal quality, and it "
+             "makes 4096 pixel images possible on one 80GB GPU.")
+
+
+def test_one_papers_abstract_retold_in_fewer_words_under_its_title_still_merges():
+    """A lab's feed retelling a paper's abstract in half the words (Jaccard 0.25, 53% of the
+    shorter one's words in the longer) under the same title stopped merging with the arXiv
+    listing once same-titled records needed agreeing abstracts: the paper came out twice (a
+    re-probe, stop 32). Two papers of one field under one title share less (0.14-0.18 and
+    31-33%: the surveys above, and two "A Survey of Large Language Models")."""
+    result = deduplicate([rec(PYRA_TITLE, PYRA_ARXIV), rec(PYRA_TITLE, PYRA_BLOG)])
+    assert len(result.papers) == 1, explain(result)
