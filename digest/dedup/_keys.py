@@ -134,8 +134,8 @@ def piece_words(piece: bytes) -> list[bytes]:
     return [part.encode("utf-8", "surrogatepass") for word in words for part in _unspaced(word)]
 
 
-# Scripts written without spaces between words (CJK ideographs, kana, Hangul syllables are
-# spaced): a run of them is a sentence, not a word.
+# Scripts written without spaces between words (CJK ideographs and kana; Korean is written
+# with spaces): a run of them is a sentence, not a word.
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
 
 
