@@ -367,3 +367,11 @@ def test_a_config_file_saved_with_a_byte_order_mark_is_read(tmp_path):
     config = tmp_path / "c.toml"
     config.write_bytes(b"\xef\xbb\xbfmodel = \"gpt-4o-mini\"\n")
     assert resolve_settings({}, config, {})["model"] == "gpt-4o-mini"
+
+
+def test_a_port_that_is_no_number_is_refused_when_the_settings_are_read(tmp_path):
+    """DIGEST_SMTP_PORT=abc was shown by `digest config` with exit 0, where 99999 was exit 2
+    and `digest email` refused both (a probe, stop 32)."""
+    with pytest.raises(ConfigError, match=r"smtp_port = 'abc': must be a number from 1 to 65535"):
+        resolve_settings({}, None, {"DIGEST_SMTP_PORT": "abc"})
+    assert resolve_settings({}, None, {"DIGEST_SMTP_PORT": "2525"})["smtp_port"] == "2525"
