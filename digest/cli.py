@@ -28,7 +28,7 @@ from . import __version__
 from .config import BOUNDS
 from .errors import EX_ERROR, EX_USAGE, ConfigDeferred, ConfigError, DigestError, OutputUnavailable
 from .models import Stats
-from .report import RunReport, report_json, write_report
+from .report import RunReport, is_stream, report_json, write_report
 from .settings import resolve_settings, setting_sources, starter_config
 
 if TYPE_CHECKING:
@@ -594,6 +594,8 @@ def _handled(report_path: Path | None, run: RunReport) -> Iterator[None]:
     """Turn DigestError into a message and exit code; write the report whatever happens."""
     started = time.monotonic()
     code = 0
+    if report_path is not None and str(report_path) in _STDOUT_NAMES:
+        report_path = Path("-")  # after the product, as `--report -`: never a file over it
     _refuse_report_over_another_file(report_path)
     kept = _WarningsKept(run)
     logging.getLogger("digest").addHandler(kept)
@@ -642,11 +644,14 @@ def _flags_by_setting() -> dict[str, str]:
     return flags | _FLAG_ALIASES
 
 
+_STDOUT_NAMES = frozenset({"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
+
 def _refuse_report_over_another_file(path: Path | None) -> None:
     """``--report`` replaces an earlier run report, never another file: pointed at the state
     store or an issue, it destroyed them. Said before the run starts (exit 2)."""
-    if path is None or str(path) == "-" or not Path(path).is_file():
-        return  # none yet; or a pipe, a FIFO or a terminal, which a read would wait on
+    if path is None or str(path) == "-" or is_stream(Path(path)) or not Path(path).is_file():
+        return  # none yet; or a stream (a pipe, a FIFO, /dev/stdout), which a read would wait on
     try:
         with open(path, "rb") as existing:
             head = existing.read(64)

@@ -82,10 +82,17 @@ def report_json(report: RunReport) -> str:
 
 
 def write_report(path: Path, report: RunReport) -> None:
-    """The report in ``path``: a file is replaced whole (a reader never sees half of it); a
-    FIFO, a terminal or ``/dev/stdout`` is written to, never replaced by a file."""
-    if path.exists() and not path.is_file():
-        with open(path, "w", encoding="utf-8") as stream:
+    """The report in ``path``: a file is replaced whole (a reader never sees half of it), a
+    link's target rather than the link; a stream (a FIFO, a terminal, ``/dev/stderr``, which
+    may be a log file) is appended to, never replaced by a file."""
+    if is_stream(path):
+        with open(path, "a", encoding="utf-8") as stream:
             stream.write(report_json(report))
         return
-    write_atomic(path, report_json(report))
+    write_atomic(path.resolve() if path.is_symlink() else path, report_json(report))
+
+
+def is_stream(path: Path) -> bool:
+    """A path that names a stream, not a file of its own: under /dev or /proc, or no regular
+    file (a FIFO, a terminal)."""
+    return str(path).startswith(("/dev/", "/proc/")) or (path.exists() and not path.is_file())

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -377,3 +378,27 @@ def test_a_report_to_a_fifo_is_written_not_waited_on(tmp_path):
     reader.join(timeout=10)
     assert result.returncode == 0, result.stderr
     assert got and json.loads(got[0])["counts"]["records_read"] > 0
+
+
+def test_a_report_to_dev_stdout_or_through_a_link_never_replaces_the_link(tmp_path):
+    """With stdout redirected to a file, `--report /dev/stdout` replaced /dev/stdout itself
+    with a regular file, as root (the new check saw a regular file behind the link), and a
+    symlink x.json -> report.json was replaced by a file, its target never updated (a
+    re-probe, stop 32). /dev/stdout is now `--report -`; a link's target is written."""
+    out = tmp_path / "out.txt"
+    with out.open("w") as stdout:
+        result = subprocess.run(
+            # /proc/self/fd/1 names stdout as /dev/stdout does, and a failed fix could not
+            # replace it (nothing is renamed into /proc): this test must not harm the machine
+            [sys.executable, "-m", "digest", "dedup", str(EXAMPLES), "--report",
+             "/proc/self/fd/1"],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert text.startswith("records: ") and '"records_read"' in text
+    assert Path("/dev/stdout").is_symlink()
+    target, link = tmp_path / "report.json", tmp_path / "x.json"
+    target.write_text('{"week": null}\n')
+    link.symlink_to(target)
+    assert runner.invoke(app, ["dedup", str(EXAMPLES), "--report", str(link)]).exit_code == 0
+    assert link.is_symlink() and '"records_read"' in target.read_text()
