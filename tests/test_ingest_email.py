@@ -473,7 +473,7 @@ def test_an_archive_attachment_is_named_as_not_read(tmp_path):
 def test_the_footer_look_up_decides_as_the_pattern_does(text):
     from digest.ingest.daily_papers import _MAIL_FOOTER, _mail_footer
 
-    assert _mail_footer(text) == bool(_MAIL_FOOTER.search(text))
+    assert _mail_footer(text) == bool(_MAIL_FOOTER.search(" ".join(text.split())))
 
 
 @pytest.mark.parametrize("at_the_end", [False, True])
@@ -500,3 +500,38 @@ def test_a_paper_that_speaks_of_receiving_or_unsubscribing_is_kept_anywhere(at_t
         "ToolWeaver:", extra + "ToolWeaver:", 1)
     titles = [r.title for r in parse_text(text, "page.txt", fmt="daily-papers")]
     assert all(title in titles for title, _ in papers), titles
+
+
+MAILCHIMP = ("Copyright \u00a9 2026 Daily Papers Digest, All rights reserved.\n\n"
+             "You are receiving this email because you opted in via our website.\n\n"
+             "Our mailing address is:\nDaily Papers Digest\n1 Example Street\nSpringfield\n\n"
+             "Want to change how you receive these emails? You can update your preferences or "
+             "unsubscribe from this list.")
+SUBSTACK = ("Thanks for reading The Made-up Papers Letter! Subscribe for free to receive new "
+            "posts and support my work.\n\n"
+            "\u00a9 2026 Jane Doe, 548 Market Street, San Francisco, CA 94104. Unsubscribe\n\n"
+            "Start writing")
+
+
+@pytest.mark.parametrize("footer", [MAILCHIMP, SUBSTACK])
+def test_a_footer_of_several_paragraphs_is_no_paper(tmp_path, footer):
+    """A Mailchimp footer (copyright line, "You are receiving this email", the mailing
+    address, "update your preferences or unsubscribe") became two papers, a Substack one
+    three: the filter looked at three paragraphs (a re-probe, stop 32). A footer now runs
+    from where it begins to the page's end."""
+    page = (Path(__file__).parent.parent / "examples" / "daily_papers_2026-11-16.txt").read_text()
+    whole = [r.title for r in parse_text(page, "page.txt", fmt="daily-papers")]
+    signed = parse_text(f"{page.rstrip()}\n\n{footer}\n", "page.txt", fmt="daily-papers")
+    assert [r.title for r in signed] == whole
+
+
+def test_a_last_paper_about_emails_received_is_kept():
+    """"… employees who received these emails from an internal-looking sender …" read as a
+    footer, and the page's last paper was dropped without a word (a re-probe, stop 32): a
+    footer is the mail speaking to its reader ("you are receiving this email")."""
+    page = (Path(__file__).parent.parent / "examples" / "daily_papers_2026-11-16.txt").read_text()
+    title = "PhishBench: Measuring Click-Through on Simulated Phishing Campaigns"
+    text = (f"{page.rstrip()}\n\n{title}\n\nWe run simulated phishing campaigns across three "
+            "made-up companies and find that employees who received these emails from an "
+            "internal-looking sender clicked twice as often as others.\n")
+    assert title in [r.title for r in parse_text(text, "page.txt", fmt="daily-papers")]

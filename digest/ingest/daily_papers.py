@@ -48,13 +48,15 @@ _HEADER_LINES = _PAGE_HEADERS | {"new", "subscribe", "hugging face", "papers", "
 _NOISE = re.compile(r"^(?:[▲△⬆↑·•\-\s]*\d[\d,.]*k?|submitted by \S.{0,60}|·?\s*\d+ authors?"
                     r"|upvote\s*\d*|\d+\s*comments?)$", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"[a-z)\]%\d]{2}[.!?] [A-Z(]")
-# A listing mail's own footer, in the wording mail services use (not a paper's about it): looked
-# for only in a page's last paragraphs, where a mail puts it.
+# Where a listing mail's own footer begins, in the wording mail services use (Hugging Face,
+# Mailchimp, Substack): the mail speaking to its reader, never a paper's words about mail.
 _MAIL_FOOTER = re.compile(
-    r"^unsubscribe\.?$|\breceiv(?:ing|ed) (?:this|these) (?:e-?mails?|messages?|newsletters?)\b"
-    r"|\bto stop receiving (?:this|these) (?:e-?mails?|messages|newsletters?)\b"
-    r"|\bunsubscribe (?:here|now|at any time)\b", re.IGNORECASE)
-FOOTER_PARAGRAPHS = 3  # the last paragraphs of a page a footer may be
+    r"\byou(?:'re| are| were)? receiv(?:ing|ed) (?:this|these) (?:e-?mails?|messages?"
+    r"|newsletters?|digests?)\b|\bto stop receiving (?:this|these) (?:e-?mails?|messages"
+    r"|newsletters?)\b|\bunsubscribe (?:here|now|at any time|from this list)\b|^unsubscribe\.?$"
+    r"|^(?:copyright )?© ?\d{4}\b|\ball rights reserved\b|\bour mailing address is\b"
+    r"|^thanks for reading\b|\bupdate your preferences or unsubscribe\b", re.IGNORECASE)
+FOOTER_PARAGRAPHS = 8  # the last paragraphs of a page where a footer may begin
 _NAME_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})(?:[-_.]?(?P<month>\d{2})[-_.]?"
                         r"(?P<day>\d{2}))?(?!\d)")
 _HEAD_PARAGRAPHS = 25
@@ -161,6 +163,7 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
              date_hint: dt.date | None, warnings: list[str], junk: _Junk) -> Iterator[Record]:
     index = 0
     position = 0
+    entries = entries[:_footer_start(entries)]
     while index < len(entries):
         paragraph, line = entries[index]
         index += 1
@@ -170,10 +173,6 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
         title = clean_text(paragraph)
         if not title or _NOISE.match(title) or title.casefold() in _HEADER_LINES:
             continue
-        footer = index > len(entries) - FOOTER_PARAGRAPHS
-        if footer and _mail_footer(title):  # and what follows it is the footer's too
-            index += 1 if _abstract_after(entries, index) else 0
-            continue
         if not _is_title(paragraph):
             junk.count += 1
             warnings.append(describe(source, "a paragraph that reads like an abstract has no "
@@ -182,8 +181,6 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
             continue
         abstract = _abstract_after(entries, index)
         index += 1 if abstract else 0
-        if footer and _mail_footer(abstract):
-            continue
         position += 1
         if not abstract or (junk.titles_matter and title_problem(title)):
             junk.count += 1
@@ -195,11 +192,21 @@ def _records(entries: list[tuple[str, int]], source: str, published: dt.date | N
                      sighting=Sighting(source, position, line), published=published)
 
 
+def _footer_start(entries: list[tuple[str, int]]) -> int:
+    """Where a mail's footer begins among the page's last paragraphs (it runs to the end),
+    or the page's end: a footer's paragraphs are no title and abstract."""
+    first = max(len(entries) - FOOTER_PARAGRAPHS, 0)
+    return next((n for n in range(first, len(entries)) if _mail_footer(entries[n][0])),
+                len(entries))
+
+
 def _mail_footer(text: str) -> bool:
-    """Whether ``text`` is a listing mail's footer. What each wording holds is looked for
-    first: the pattern over every abstract of a 50k-paper page took seconds."""
+    """Whether ``text`` opens a listing mail's footer. What each wording holds is looked for
+    first, so the pattern runs on almost no paragraph."""
     lower = text.lower()
-    return ("eceiv" in lower or "ubscri" in lower) and bool(_MAIL_FOOTER.search(text))
+    return (("eceiv" in lower or "ubscri" in lower or "©" in lower or "reserved" in lower
+             or "address" in lower or "thanks" in lower)
+            and bool(_MAIL_FOOTER.search(" ".join(text.split()))))
 
 
 def _abstract_after(entries: list[tuple[str, int]], index: int) -> str:
