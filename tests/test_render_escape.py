@@ -464,12 +464,18 @@ REFUSED = [
 ]
 
 
+def _rendered(tmp_path, kind: str, template: str, title: str) -> str:
+    """The issue of one paper titled ``title`` through a template of the user's (``v`` is
+    the title)."""
+    (tmp_path / f"issue.{kind}.j2").write_text(
+        template.replace("{{ SET }}", "{% set v = issue.sections[0].papers[0].title %}"))
+    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, title)])])
+    return Renderer(tmp_path).render(issue, kind)
+
+
 def _construct_html(construct: str, tmp_path) -> str:
-    (tmp_path / "issue.html.j2").write_text(
-        "<html><body>{% set v = issue.sections[0].papers[0].title %}"
-        f"<h2>{construct}</h2></body></html>\n")
-    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, CONSTRUCT_VALUE)])])
-    return Renderer(tmp_path).html(issue)
+    return _rendered(tmp_path, "html", f"<html><body>{{{{ SET }}}}<h2>{construct}</h2></body>"
+                     "</html>\n", CONSTRUCT_VALUE)
 
 
 def _construct_feed(construct: str, tmp_path) -> tuple[ET.Element, str]:
@@ -640,11 +646,8 @@ FILTER_BLOCKS = [
 
 
 def _construct_markdown(construct: str, tmp_path) -> str:
-    (tmp_path / "issue.md.j2").write_text(
-        "Before\n\n{% set v = issue.sections[0].papers[0].title %}"
-        f"{construct}\n\nAfter\n")
-    issue = make_issue([SectionSpec("Theme", "A summary.", [paper(1, TEXT_VALUE)])])
-    return Renderer(tmp_path).markdown(issue)
+    return _rendered(tmp_path, "md", f"Before\n\n{{{{ SET }}}}{construct}\n\nAfter\n",
+                     TEXT_VALUE)
 
 
 @pytest.mark.parametrize("construct", TEXT_CONSTRUCTS)
