@@ -97,13 +97,13 @@ def check_bounds(name: str, value: Any, where: str, *, setting: str | None = Non
     an environment variable's text) is within the bounds of setting ``name``. What is no number
     at all is left to the stage that reads it, which says what it expects."""
     bounds = BOUNDS.get(name)
-    number = _number(value)
+    number = as_number(value)
     if bounds is not None and number is not None and not bounds.hold(number):
         finite = "" if math.isfinite(number) else "a finite number "
         raise ConfigError(f"{where} = {value!r}: must be {finite}{bounds}", setting=setting)
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     try:

@@ -185,8 +185,7 @@ def _refuse_another_issue(issue: Issue, store: Store) -> None:
     published = store.published_in(issue.week)  # its papers and "also this week" alike
     shown = sum(len(section.papers) for section in issue.sections)
     listed = (row["history"] or {}).get("papers", shown)
-    built = {paper.id for section in issue.sections for paper in section.papers}
-    if built | {paper.id for paper in issue.also} != published or shown != listed:
+    if {paper.id for paper in issue.carried} != published or shown != listed:
         raise ConfigError(f"the issue built for {issue.week} ({shown} papers) is not the issue "
                           f"published for it ({listed} papers): give the e-mail the settings "
                           "and listings the newsletter had (the same config file and options), "
@@ -200,15 +199,13 @@ def _refuse_a_smaller_rerun(issue: Issue, store: Store, sources: Sequence[str]) 
     with its arXiv id this time and without it then (or the other way round) is the same
     paper: the names the store knows it by are compared, not its id alone."""
     published = store.published_in(issue.week)
-    built = set().union(*map(_store_names, (*(paper for section in issue.sections
-                                              for paper in section.papers), *issue.also)))
+    built = set().union(*map(_store_names, issue.carried))
     lost = published - built - store.published_before(issue.week)  # an earlier issue's
     if not lost:
         return
     packed = store.kept_issue(issue.week)
     kept = issue_codec.unpack(packed) if packed is not None else None
-    papers = ([paper for section in kept.issue.sections for paper in section.papers]
-              + list(kept.issue.also)) if kept else []
+    papers = kept.issue.carried if kept else ()
     renamed = {paper.id for paper in papers if paper.id in lost and _store_names(paper) & built}
     lost -= renamed
     if not lost:

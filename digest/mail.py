@@ -340,9 +340,9 @@ def _split_addresses(value: str) -> tuple[str, ...]:
 def _checked_address(address: str, setting: str) -> str:
     """``address`` ("team@example.org" or "Name <team@example.org>") with its domain in the
     ASCII form every server takes ("exämple.org" → "xn--exmple-cua.org"), or a ConfigError
-    naming ``setting``. A character that is not printable (a control such as a vertical
-    tab, a line separator such as U+2028, a bidi or zero-width one) is refused: a header
-    cannot hold it, and the address would not read as what it is."""
+    naming ``setting``. A control (a vertical tab), a line separator (U+2028) or a format
+    character (bidi, zero-width) is refused (``_INVISIBLE``): a header cannot hold it, and the
+    address would not read as what it is; a space of any script is text."""
     if any(unicodedata.category(char) in _INVISIBLE for char in address):
         raise _not_an_address(address, setting, "it holds a control or invisible character")
     if "@" not in address:

@@ -173,3 +173,9 @@ class Issue:
     also: tuple[Paper, ...] = ()
     excluded: int = 0  # papers the reader's profile left out (its exclude terms)
     left_out: int = 0  # papers past --max-papers not listed (--no-rest)
+
+    @property
+    def carried(self) -> tuple[Paper, ...]:
+        """Every paper the issue lists, its sections' and "Also this week"'s: each counts as
+        published, so no later issue repeats it."""
+        return (*(paper for section in self.sections for paper in section.papers), *self.also)

@@ -16,6 +16,10 @@ import unicodedata
 
 from .latex import has_latex, strip_latex
 
+# Letters of scripts written without spaces between words (CJK ideographs and kana; Korean is
+# written with spaces), for a character class: their runs are sentences, not words.
+UNSPACED_LETTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+
 __all__ = ["clean_text", "encodable", "singular", "strip_latex", "title_key", "find_arxiv_id",
            "arxiv_abs_url", "ARXIV_ID", "TermNumbers"]
 

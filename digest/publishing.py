@@ -77,8 +77,7 @@ def publish_issue(issue: Issue, inbox: Sequence[Record], out: Path, store: Store
     renderer = Renderer(templates_dir)
     history = archive_history(out, store)
     files = render_issue(issue, out, formats=formats, renderer=renderer, history=history)
-    # "Also this week" lists papers too: they count as published, so no later issue repeats them
-    papers = [paper for section in issue.sections for paper in section.papers] + list(issue.also)
+    papers = issue.carried
     texts = {path.name: text for path, text in files.items()}
     payload = {"files": texts,
                "papers": sorted({paper.id for paper in papers}),

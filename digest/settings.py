@@ -21,6 +21,7 @@ from .config import (
     ENV_KEYS,
     MODEL_TABLES,
     TABLES,
+    as_number,
     check_bounds,
     load_config,
 )
@@ -229,17 +230,10 @@ def _check_bounds(values: Mapping[str, Any], origins: Mapping[str, str]) -> None
     for name in BOUNDS:
         if origins[name] == "flag" or origins[name].startswith("env "):
             check_bounds(name, values[name], name, setting=name)
-            if isinstance(values[name], str) and not _a_number(values[name]):
+            if isinstance(values[name], str) and as_number(values[name]) is None:
                 raise ConfigError(f"{name} = {values[name]!r}: must be a number "
                                   f"{BOUNDS[name]}", setting=name)
 
-
-def _a_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _check_sections_fit(max_themes: int, origin: str, file: Mapping[str, Any],

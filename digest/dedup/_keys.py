@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..normalize import clean_text, title_key
+from ..normalize import UNSPACED_LETTERS, clean_text, title_key
 
 # Letters of other scripts that look like Latin ones (lower case: keys are casefolded).
 # Applied only to words that mix them with Latin letters or are made of them alone in a
@@ -134,9 +134,7 @@ def piece_words(piece: bytes) -> list[bytes]:
     return [part.encode("utf-8", "surrogatepass") for word in words for part in _unspaced(word)]
 
 
-# Scripts written without spaces between words (CJK ideographs and kana; Korean is written
-# with spaces): a run of them is a sentence, not a word.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+_UNSPACED = re.compile(f"[{UNSPACED_LETTERS}]{{2,}}")  # a run of them is a sentence
 
 
 def _unspaced(word: str) -> list[str]:

@@ -434,11 +434,6 @@ def confirm(a: Side, b: Side, measured: Evidence | None = None) -> Verdict | Non
     return Verdict(abstract, evidence)
 
 
-def abstracts_differ(a: frozenset[int], b: frozenset[int]) -> bool:
-    """Clearly different abstracts: two papers, even under one title ("Comment on X")."""
-    return _differ(len(a & b), len(a), len(b))
-
-
 def abstracts_disagree(a: frozenset[int], b: frozenset[int]) -> bool:
     """Abstracts that are evidence and that one paper's listings would not give (see
     ``Evidence.abstracts_agree``): two papers under one title."""

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ..errors import SourceError
 from ..models import Record
+from ..normalize import UNSPACED_LETTERS
 from .base import Parsed, describe, where
 
 _MARKUP_START = re.compile(r"^(?:#{1,6}\s|[-*+•▪◦]\s|\d{1,3}[.)]\s|>|\||```|~~~)")
@@ -29,8 +30,8 @@ _SALUTATION = re.compile(
     r"|sent from my\b|--)", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"^[a-z0-9]*\d[a-z0-9._-]*$|^[a-z0-9]+[._-][a-z0-9._-]+$")
 _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]」』]?$")
-# Letters of scripts written without spaces between words: CJK ideographs, kana, Thai, Lao.
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff]")
+# Letters of scripts written without spaces between words, Thai and Lao too.
+_UNSPACED = re.compile(f"[{UNSPACED_LETTERS}\u0e00-\u0eff]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _SAMPLE = 2000  # characters of an abstract looked at: enough to tell prose from a list
